@@ -1,0 +1,211 @@
+// Package cli holds what every attkit binary shares: exit codes, the one
+// place errors are printed, kong parsing that a test can drive in-process,
+// "-" for standard input, atomic output files and the progress switch.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit codes shared by all tools.
+const (
+	ExitOK      = 0 // success
+	ExitFailed  = 1 // processing failed or records were bad
+	ExitUsage   = 2 // bad flags or arguments
+	ExitFormat  = 3 // not our format, or an unsupported version or architecture
+	ExitLibrary = 4 // decoder library missing or unusable
+)
+
+// An ExitCoder is an error that chooses the process exit status.
+type ExitCoder interface {
+	ExitCode() int
+}
+
+// Error is an error with an exit code.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// ExitCode implements ExitCoder.
+func (e *Error) ExitCode() int { return e.Code }
+
+// Errorf returns an error with the given exit code.
+func Errorf(code int, format string, args ...any) error {
+	return &Error{Code: code, Err: fmt.Errorf(format, args...)}
+}
+
+// Silent marks an error whose messages were already printed; Fail prints
+// nothing more and returns its code.
+type Silent struct{ Code int }
+
+func (s Silent) Error() string { return "already reported" }
+
+// ExitCode implements ExitCoder.
+func (s Silent) ExitCode() int { return s.Code }
+
+// CodeOf returns the exit code an error asks for: the first ExitCoder in its
+// chain, else 1.
+func CodeOf(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ec ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return ExitFailed
+}
+
+// Env is one invocation of a tool: its name and standard streams.
+type Env struct {
+	Name   string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Fail prints err once as "<tool>: <err>" on stderr and returns its exit
+// code. A nil error returns 0.
+func (e *Env) Fail(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var s Silent
+	if !errors.As(err, &s) {
+		msg := strings.TrimRight(err.Error(), "\n")
+		fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, msg)
+	}
+	return CodeOf(err)
+}
+
+// Warnf prints "<tool>: warning: <msg>" on stderr.
+func (e *Env) Warnf(format string, args ...any) {
+	fmt.Fprintf(e.Stderr, "%s: warning: %s\n", e.Name, fmt.Sprintf(format, args...))
+}
+
+type exitSignal struct{ code int }
+
+// Parse parses args into the kong grammar cli. It returns done=true when the
+// tool must stop with the returned code: after --help or --version (0) or a
+// usage error (2, message printed on stderr with a --help hint).
+func (e *Env) Parse(cli any, description string, args []string, opts ...kong.Option) (code int, done bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, ok := r.(exitSignal)
+			if !ok {
+				panic(r)
+			}
+			code, done = s.code, true
+		}
+	}()
+	all := append([]kong.Option{
+		kong.Name(e.Name),
+		kong.Description(description),
+		kong.Writers(e.Stdout, e.Stderr),
+		kong.Exit(func(c int) { panic(exitSignal{c}) }),
+		kong.Vars{"version": e.Name + " " + Version()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	}, opts...)
+	parser, err := kong.New(cli, all...)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "%s: %v\n", e.Name, err)
+		return ExitFailed, true
+	}
+	if _, err := parser.Parse(args); err != nil {
+		fmt.Fprintf(e.Stderr, "%s: %v\n", e.Name, err)
+		fmt.Fprintf(e.Stderr, "Run '%s --help' for usage.\n", e.Name)
+		return ExitUsage, true
+	}
+	return ExitOK, false
+}
+
+// Version returns the module version and VCS revision of the running binary.
+func Version() string {
+	v := "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " " + s.Value[:12]
+			}
+		}
+	}
+	return v + " " + runtime.Version()
+}
+
+// VersionFlag is the --version flag every tool embeds.
+type VersionFlag struct {
+	Version kong.VersionFlag `help:"Print the version and exit."`
+}
+
+// Open opens an input: "-" (or "") is standard input, named "<stdin>".
+// The caller closes the result.
+func (e *Env) Open(path string) (io.ReadCloser, string, error) {
+	if path == "" || path == "-" {
+		return io.NopCloser(e.Stdin), "<stdin>", nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, path, err
+	}
+	return f, path, nil
+}
+
+// WriteFileAtomic writes a file through a temporary file in the same
+// directory and renames it into place, so that a failure never leaves a
+// partial file at path.
+func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = write(f); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// ProgressWanted reports whether progress goes to stderr: when asked with
+// --progress, or else when stderr is a terminal.
+func ProgressWanted(flag bool, stderr io.Writer) bool {
+	if flag {
+		return true
+	}
+	f, ok := stderr.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

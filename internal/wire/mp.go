@@ -1,0 +1,420 @@
+package wire
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// This file holds the hand-written msgpack primitives of the record stream.
+// The record stream is the bulk of every pipeline (millions of instructions),
+// so it is encoded with append-style helpers and decoded by a reader that
+// tracks its byte offset; msgpack/v5 serves the small header maps.
+
+func appendUint(b []byte, v uint64) []byte {
+	switch {
+	case v <= 0x7f:
+		return append(b, byte(v))
+	case v <= math.MaxUint8:
+		return append(b, 0xcc, byte(v))
+	case v <= math.MaxUint16:
+		return append(b, 0xcd, byte(v>>8), byte(v))
+	case v <= math.MaxUint32:
+		return append(b, 0xce, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return append(b, 0xcf, byte(v>>56), byte(v>>48), byte(v>>40), byte(v>>32),
+		byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+func appendInt(b []byte, v int64) []byte {
+	if v >= 0 {
+		return appendUint(b, uint64(v))
+	}
+	switch {
+	case v >= -32:
+		return append(b, byte(v))
+	case v >= math.MinInt8:
+		return append(b, 0xd0, byte(v))
+	case v >= math.MinInt16:
+		return append(b, 0xd1, byte(v>>8), byte(v))
+	case v >= math.MinInt32:
+		return append(b, 0xd2, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return append(b, 0xd3, byte(v>>56), byte(v>>48), byte(v>>40), byte(v>>32),
+		byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 0xc3)
+	}
+	return append(b, 0xc2)
+}
+
+func appendArrayLen(b []byte, n int) []byte {
+	switch {
+	case n <= 15:
+		return append(b, 0x90|byte(n))
+	case n <= math.MaxUint16:
+		return append(b, 0xdc, byte(n>>8), byte(n))
+	}
+	return append(b, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+func appendMapLen(b []byte, n int) []byte {
+	switch {
+	case n <= 15:
+		return append(b, 0x80|byte(n))
+	case n <= math.MaxUint16:
+		return append(b, 0xde, byte(n>>8), byte(n))
+	}
+	return append(b, 0xdf, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+func appendString(b []byte, s string) []byte {
+	n := len(s)
+	switch {
+	case n <= 31:
+		b = append(b, 0xa0|byte(n))
+	case n <= math.MaxUint8:
+		b = append(b, 0xd9, byte(n))
+	case n <= math.MaxUint16:
+		b = append(b, 0xda, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, s...)
+}
+
+func appendBin(b []byte, p []byte) []byte {
+	n := len(p)
+	switch {
+	case n <= math.MaxUint8:
+		b = append(b, 0xc4, byte(n))
+	case n <= math.MaxUint16:
+		b = append(b, 0xc5, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, p...)
+}
+
+// errShort marks input that ended inside a value.
+var errShort = errors.New("unexpected end of stream")
+
+// Limits on what garbage input can make the reader allocate.
+const (
+	maxString = 1 << 20
+	maxBin    = 1 << 28
+	maxDepth  = 64
+)
+
+// mpReader decodes msgpack primitives and counts the bytes it consumed.
+type mpReader struct {
+	br  *bufio.Reader
+	off int64
+	err error // first error; every later call returns zero values
+	buf []byte
+}
+
+func (m *mpReader) fail(err error) {
+	if m.err == nil {
+		m.err = err
+	}
+}
+
+func (m *mpReader) failf(format string, args ...any) {
+	m.fail(fmt.Errorf(format, args...))
+}
+
+func (m *mpReader) byte1() byte {
+	if m.err != nil {
+		return 0
+	}
+	c, err := m.br.ReadByte()
+	if err != nil {
+		if err == io.EOF {
+			err = errShort
+		}
+		m.fail(err)
+		return 0
+	}
+	m.off++
+	return c
+}
+
+func (m *mpReader) bytesN(n int) []byte {
+	if m.err != nil {
+		return nil
+	}
+	if n <= m.br.Size() {
+		p, err := m.br.Peek(n)
+		if err != nil {
+			if err == io.EOF {
+				err = errShort
+			}
+			m.fail(err)
+			return nil
+		}
+		m.br.Discard(n)
+		m.off += int64(n)
+		return p
+	}
+	m.buf = m.buf[:0]
+	for len(m.buf) < n && m.err == nil {
+		chunk := min(n-len(m.buf), m.br.Size())
+		p := m.bytesN(chunk)
+		m.buf = append(m.buf, p...)
+	}
+	return m.buf
+}
+
+func be(p []byte) uint64 {
+	var v uint64
+	for _, c := range p {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
+
+// uint reads an integer that must be non-negative.
+func (m *mpReader) uint() uint64 {
+	c := m.byte1()
+	switch {
+	case c <= 0x7f:
+		return uint64(c)
+	case c == 0xcc:
+		return uint64(m.byte1())
+	case c == 0xcd:
+		return be(m.bytesN(2))
+	case c == 0xce:
+		return be(m.bytesN(4))
+	case c == 0xcf:
+		return be(m.bytesN(8))
+	case c >= 0xd0 && c <= 0xd3:
+		m.off--
+		m.br.UnreadByte()
+		v := m.int()
+		if v < 0 {
+			m.failf("negative integer %d where unsigned expected", v)
+			return 0
+		}
+		return uint64(v)
+	}
+	if m.err == nil {
+		m.failf("expected unsigned integer, found byte 0x%02x", c)
+	}
+	return 0
+}
+
+// int reads a signed integer (uint64 values above MaxInt64 wrap, as C does).
+func (m *mpReader) int() int64 {
+	c := m.byte1()
+	switch {
+	case c <= 0x7f:
+		return int64(c)
+	case c >= 0xe0:
+		return int64(int8(c))
+	case c == 0xd0:
+		return int64(int8(m.byte1()))
+	case c == 0xd1:
+		return int64(int16(be(m.bytesN(2))))
+	case c == 0xd2:
+		return int64(int32(be(m.bytesN(4))))
+	case c == 0xd3:
+		return int64(be(m.bytesN(8)))
+	case c >= 0xcc && c <= 0xcf:
+		m.off--
+		m.br.UnreadByte()
+		return int64(m.uint())
+	}
+	if m.err == nil {
+		m.failf("expected integer, found byte 0x%02x", c)
+	}
+	return 0
+}
+
+func (m *mpReader) bool() bool {
+	c := m.byte1()
+	switch c {
+	case 0xc2:
+		return false
+	case 0xc3:
+		return true
+	}
+	if m.err == nil {
+		m.failf("expected boolean, found byte 0x%02x", c)
+	}
+	return false
+}
+
+// arrayLen reads an array header.
+func (m *mpReader) arrayLen() int {
+	c := m.byte1()
+	switch {
+	case c >= 0x90 && c <= 0x9f:
+		return int(c & 0x0f)
+	case c == 0xdc:
+		return int(be(m.bytesN(2)))
+	case c == 0xdd:
+		return int(be(m.bytesN(4)))
+	}
+	if m.err == nil {
+		m.failf("expected array, found byte 0x%02x", c)
+	}
+	return 0
+}
+
+// wantArray reads an array header and checks its length.
+func (m *mpReader) wantArray(what string, n int) bool {
+	got := m.arrayLen()
+	if m.err == nil && got != n {
+		m.failf("%s: expected %d fields, found %d", what, n, got)
+	}
+	return m.err == nil
+}
+
+func (m *mpReader) strLen(c byte) (int, bool) {
+	switch {
+	case c >= 0xa0 && c <= 0xbf:
+		return int(c & 0x1f), true
+	case c == 0xd9:
+		return int(m.byte1()), true
+	case c == 0xda:
+		return int(be(m.bytesN(2))), true
+	case c == 0xdb:
+		return int(be(m.bytesN(4))), true
+	}
+	return 0, false
+}
+
+// strOrNil reads a string or nil; null reports a nil.
+func (m *mpReader) strOrNil() (s string, null bool) {
+	c := m.byte1()
+	if c == 0xc0 {
+		return "", true
+	}
+	n, ok := m.strLen(c)
+	if !ok {
+		if m.err == nil {
+			m.failf("expected string, found byte 0x%02x", c)
+		}
+		return "", false
+	}
+	if n > maxString {
+		m.failf("string of %d bytes is over the limit of %d", n, maxString)
+		return "", false
+	}
+	return string(m.bytesN(n)), false
+}
+
+func (m *mpReader) str() string {
+	s, null := m.strOrNil()
+	if null {
+		m.failf("expected string, found nil")
+	}
+	return s
+}
+
+// bin reads a bin value (or nil, as an empty slice) and appends it to dst.
+func (m *mpReader) bin(dst []byte) []byte {
+	c := m.byte1()
+	var n int
+	switch c {
+	case 0xc0:
+		return dst
+	case 0xc4:
+		n = int(m.byte1())
+	case 0xc5:
+		n = int(be(m.bytesN(2)))
+	case 0xc6:
+		n = int(be(m.bytesN(4)))
+	default:
+		if m.err == nil {
+			m.failf("expected bin, found byte 0x%02x", c)
+		}
+		return dst
+	}
+	if n > maxBin {
+		m.failf("bin of %d bytes is over the limit of %d", n, maxBin)
+		return dst
+	}
+	return append(dst, m.bytesN(n)...)
+}
+
+// any decodes a generic value: nil, bool, int64, uint64, float64, string,
+// []byte, []any or map[string]any.
+func (m *mpReader) any(depth int) any {
+	if depth > maxDepth {
+		m.failf("values nested deeper than %d", maxDepth)
+		return nil
+	}
+	c := m.byte1()
+	if m.err != nil {
+		return nil
+	}
+	switch {
+	case c <= 0x7f:
+		return int64(c)
+	case c >= 0xe0:
+		return int64(int8(c))
+	case c >= 0x80 && c <= 0x8f, c == 0xde, c == 0xdf:
+		n := 0
+		switch c {
+		case 0xde:
+			n = int(be(m.bytesN(2)))
+		case 0xdf:
+			n = int(be(m.bytesN(4)))
+		default:
+			n = int(c & 0x0f)
+		}
+		out := map[string]any{}
+		for i := 0; i < n && m.err == nil; i++ {
+			k, ok := m.any(depth + 1).(string)
+			if !ok && m.err == nil {
+				m.failf("map key is not a string")
+			}
+			out[k] = m.any(depth + 1)
+		}
+		return out
+	case c >= 0x90 && c <= 0x9f, c == 0xdc, c == 0xdd:
+		m.off--
+		m.br.UnreadByte()
+		n := m.arrayLen()
+		var out []any
+		for i := 0; i < n && m.err == nil; i++ {
+			out = append(out, m.any(depth+1))
+		}
+		return out
+	case c >= 0xa0 && c <= 0xbf, c >= 0xd9 && c <= 0xdb:
+		m.off--
+		m.br.UnreadByte()
+		return m.str()
+	case c == 0xc0:
+		return nil
+	case c == 0xc2:
+		return false
+	case c == 0xc3:
+		return true
+	case c >= 0xc4 && c <= 0xc6:
+		m.off--
+		m.br.UnreadByte()
+		return m.bin(nil)
+	case c == 0xca:
+		return float64(math.Float32frombits(uint32(be(m.bytesN(4)))))
+	case c == 0xcb:
+		return math.Float64frombits(be(m.bytesN(8)))
+	case c >= 0xcc && c <= 0xcf:
+		m.off--
+		m.br.UnreadByte()
+		return m.uint()
+	case c >= 0xd0 && c <= 0xd3:
+		m.off--
+		m.br.UnreadByte()
+		return m.int()
+	}
+	m.failf("unsupported msgpack type byte 0x%02x", c)
+	return nil
+}

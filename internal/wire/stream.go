@@ -1,0 +1,642 @@
+package wire
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// A Writer writes a record stream. It buffers: call Flush at the end and
+// check its error. A Writer is not safe for concurrent use.
+type Writer struct {
+	bw  *bufio.Writer
+	buf []byte
+}
+
+// NewWriter returns a Writer that writes to w.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{bw: bufio.NewWriterSize(w, 256<<10)}
+}
+
+// WriteHeader starts a stream (or a new part of one). Format and Major are
+// filled in when empty.
+func (w *Writer) WriteHeader(h *Header) error {
+	hh := *h
+	if hh.Format == "" {
+		hh.Format = RecordsFormat
+	}
+	if hh.Major == 0 {
+		hh.Major = RecordsMajor
+	}
+	p, err := marshalMap(&hh)
+	if err != nil {
+		return err
+	}
+	_, err = w.bw.Write(p)
+	return err
+}
+
+func marshalMap(v any) ([]byte, error) {
+	var buf bytesBuffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetSortMapKeys(true)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.b, nil
+}
+
+type bytesBuffer struct{ b []byte }
+
+func (b *bytesBuffer) Write(p []byte) (int, error) { b.b = append(b.b, p...); return len(p), nil }
+
+// WriteBatch writes one batch: [type, payload].
+func (w *Writer) WriteBatch(b *Batch) error {
+	w.buf = AppendBatch(w.buf[:0], b)
+	_, err := w.bw.Write(w.buf)
+	return err
+}
+
+// Flush writes buffered data to the underlying writer.
+func (w *Writer) Flush() error { return w.bw.Flush() }
+
+// AppendBatch appends the msgpack encoding of b to dst.
+func AppendBatch(dst []byte, b *Batch) []byte {
+	dst = append(dst, 0x92)
+	dst = appendUint(dst, uint64(b.Type))
+	switch b.Type {
+	case TypeGFXIP:
+		return appendUint(dst, b.GFXIP)
+	case TypeRTFrequency:
+		return appendUint(dst, b.RTFrequency)
+	case TypeInfo:
+		dst = appendArrayLen(dst, len(b.Info))
+		for _, v := range b.Info {
+			dst = appendUint(dst, uint64(v))
+		}
+	case TypeOccupancy:
+		dst = appendArrayLen(dst, len(b.Occupancy))
+		for i := range b.Occupancy {
+			o := &b.Occupancy[i]
+			dst = append(dst, 0x98)
+			dst = appendUint(dst, o.PC.Address)
+			dst = appendUint(dst, o.PC.CodeObjectID)
+			dst = appendUint(dst, o.Time)
+			dst = appendUint(dst, uint64(o.Reserved))
+			dst = appendUint(dst, uint64(o.CU))
+			dst = appendUint(dst, uint64(o.SIMD))
+			dst = appendUint(dst, uint64(o.WaveID))
+			dst = appendUint(dst, uint64(o.Word()))
+		}
+	case TypePerfEvent:
+		dst = appendArrayLen(dst, len(b.PerfEvents))
+		for i := range b.PerfEvents {
+			p := &b.PerfEvents[i]
+			dst = append(dst, 0x97)
+			dst = appendInt(dst, p.Time)
+			for _, e := range p.Events {
+				dst = appendUint(dst, uint64(e))
+			}
+			dst = appendUint(dst, uint64(p.CU))
+			dst = appendUint(dst, uint64(p.Bank))
+		}
+	case TypeWave:
+		dst = appendArrayLen(dst, len(b.Waves))
+		for i := range b.Waves {
+			dst = appendWave(dst, &b.Waves[i])
+		}
+	case TypeEvent:
+		dst = appendArrayLen(dst, len(b.Events))
+		for i := range b.Events {
+			e := &b.Events[i]
+			dst = append(dst, 0x98)
+			dst = appendUint(dst, e.Size)
+			dst = appendInt(dst, e.Time)
+			dst = appendInt(dst, int64(e.Type))
+			dst = appendUint(dst, uint64(e.MEID))
+			dst = appendUint(dst, uint64(e.PipeID))
+			dst = appendUint(dst, uint64(e.Flags))
+			dst = appendUint(dst, e.Payload)
+			dst = appendUint(dst, e.ByteOffset)
+		}
+	case TypeShaderData:
+		dst = appendArrayLen(dst, len(b.ShaderData))
+		for i := range b.ShaderData {
+			dst = appendShaderData(dst, &b.ShaderData[i])
+		}
+	case TypeRealtime:
+		dst = appendArrayLen(dst, len(b.Realtime))
+		for i := range b.Realtime {
+			r := &b.Realtime[i]
+			dst = append(dst, 0x93)
+			dst = appendInt(dst, r.ShaderClock)
+			dst = appendUint(dst, r.RealtimeClock)
+			dst = appendUint(dst, r.Reserved)
+		}
+	case TypeInstOtherSIMD:
+		dst = appendArrayLen(dst, len(b.OtherSIMD))
+		for i := range b.OtherSIMD {
+			o := &b.OtherSIMD[i]
+			dst = append(dst, 0x95)
+			dst = appendUint(dst, o.Size)
+			dst = appendInt(dst, o.Time)
+			dst = appendUint(dst, uint64(o.Cycles))
+			dst = appendUint(dst, uint64(o.WGP))
+			dst = appendUint(dst, uint64(o.Category))
+		}
+	case TypeDispatch:
+		dst = appendArrayLen(dst, len(b.Dispatches))
+		for i := range b.Dispatches {
+			d := &b.Dispatches[i]
+			dst = appendArrayLen(dst, 16)
+			dst = appendUint(dst, d.Size)
+			dst = appendInt(dst, d.Time)
+			dst = appendUint(dst, uint64(d.MEID))
+			dst = appendUint(dst, uint64(d.PipeID))
+			dst = appendUint(dst, uint64(d.UserSGPRs))
+			dst = appendInt(dst, int64(d.Flags))
+			dst = appendUint(dst, uint64(d.VGPRs))
+			dst = appendUint(dst, uint64(d.SGPRs))
+			dst = appendUint(dst, uint64(d.LDSSize))
+			for _, t := range d.ThreadDim {
+				dst = appendUint(dst, uint64(t))
+			}
+			dst = appendUint(dst, d.DispatchPktAddr)
+			dst = appendUint(dst, d.ByteOffset)
+			dst = appendUint(dst, d.EntryPoint.Address)
+			dst = appendUint(dst, d.EntryPoint.CodeObjectID)
+		}
+	case TypeMarker:
+		dst = appendArrayLen(dst, len(b.Markers))
+		for i := range b.Markers {
+			k := &b.Markers[i]
+			dst = appendArrayLen(dst, 16)
+			dst = appendUint(dst, k.Size)
+			dst = appendShaderData(dst, &k.ShaderData)
+			dst = appendUint(dst, k.KernelEntry.Address)
+			dst = appendUint(dst, k.KernelEntry.CodeObjectID)
+			dst = appendUint(dst, k.CodeObjectID)
+			dst = appendStrOrNil(dst, k.Name, k.NameNull)
+			dst = appendStrOrNil(dst, k.SourceLocation, k.SourceNull)
+			dst = appendUint(dst, uint64(k.MarkerID))
+			dst = appendUint(dst, uint64(k.RecordKind))
+			dst = appendUint(dst, uint64(k.MarkerKind))
+			dst = appendUint(dst, uint64(k.MarkerFlags))
+			dst = appendUint(dst, uint64(k.PayloadIndex))
+			dst = appendUint(dst, uint64(k.PayloadCount))
+			dst = appendInt(dst, int64(k.Delay))
+			dst = appendUint(dst, uint64(k.Reserved))
+		}
+	default:
+		dst = append(dst, 0x93)
+		dst = appendUint(dst, b.Raw.Count)
+		dst = appendUint(dst, b.Raw.ElemSize)
+		dst = appendBin(dst, b.Raw.Data)
+	}
+	return dst
+}
+
+func appendStrOrNil(dst []byte, s string, null bool) []byte {
+	if null {
+		return append(dst, 0xc0)
+	}
+	return appendString(dst, s)
+}
+
+func appendShaderData(dst []byte, s *ShaderData) []byte {
+	dst = append(dst, 0x97)
+	dst = appendInt(dst, s.Time)
+	dst = appendUint(dst, s.Value)
+	dst = appendUint(dst, uint64(s.CU))
+	dst = appendUint(dst, uint64(s.SIMD))
+	dst = appendUint(dst, uint64(s.WaveID))
+	dst = appendUint(dst, uint64(s.Flags))
+	return appendUint(dst, uint64(s.Reserved))
+}
+
+// appendWave encodes a wave as a 13-element array whose timeline and
+// instructions are flat arrays (2 and 6 values per element): instructions are
+// the bulk of every stream, and flat arrays of small integers are the
+// cheapest msgpack there is to write and read.
+func appendWave(dst []byte, w *Wave) []byte {
+	dst = append(dst, 0x9d)
+	dst = appendUint(dst, uint64(w.CU))
+	dst = appendUint(dst, uint64(w.SIMD))
+	dst = appendUint(dst, uint64(w.WaveID))
+	dst = appendUint(dst, uint64(w.Contexts))
+	dst = appendUint(dst, uint64(w.Dispatcher))
+	dst = appendUint(dst, uint64(w.WorkgroupID))
+	dst = appendUint(dst, uint64(w.ClusterID))
+	dst = appendUint(dst, uint64(w.Reserved))
+	dst = appendUint(dst, w.Size)
+	dst = appendInt(dst, w.BeginTime)
+	dst = appendInt(dst, w.EndTime)
+	dst = appendArrayLen(dst, 2*len(w.Timeline))
+	for _, s := range w.Timeline {
+		dst = appendInt(dst, int64(s.Type))
+		dst = appendInt(dst, int64(s.Duration))
+	}
+	dst = appendArrayLen(dst, 6*len(w.Instructions))
+	for i := range w.Instructions {
+		in := &w.Instructions[i]
+		dst = appendUint(dst, uint64(in.Category))
+		dst = appendUint(dst, uint64(in.Stall))
+		dst = appendInt(dst, int64(in.Duration))
+		dst = appendInt(dst, in.Time)
+		dst = appendUint(dst, in.PC.Address)
+		dst = appendUint(dst, in.PC.CodeObjectID)
+	}
+	return dst
+}
+
+// Kind is what the last call to Reader.Scan produced.
+type Kind int
+
+// Kinds of values in a record stream.
+const (
+	KindHeader Kind = iota + 1 // a header: a new part begins
+	KindBatch                  // a batch of records
+)
+
+// A FormatError reports a record or index stream that is truncated or
+// corrupt, with the byte offset where reading failed.
+type FormatError struct {
+	Name   string // input name, "<stdin>" for standard input
+	Offset int64
+	Err    error
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("%s: offset %d: %v", e.Name, e.Offset, e.Err)
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// ExitCode is 1: the input is damaged.
+func (e *FormatError) ExitCode() int { return 1 }
+
+// A VersionError reports a stream that is not of the expected format or has
+// a major version this package does not read.
+type VersionError struct {
+	Name       string
+	Format     string // what the stream says it is ("" when it says nothing)
+	Major      int
+	WantFormat string
+	WantMajor  int
+}
+
+func (e *VersionError) Error() string {
+	if e.Format != e.WantFormat {
+		f := e.Format
+		if f == "" {
+			f = "no format name"
+		} else {
+			f = fmt.Sprintf("format %q", f)
+		}
+		return fmt.Sprintf("%s: not an %s stream (found %s)", e.Name, e.WantFormat, f)
+	}
+	return fmt.Sprintf("%s: unsupported %s major version %d (this build reads version %d)",
+		e.Name, e.Format, e.Major, e.WantMajor)
+}
+
+// ExitCode is 3: not our format or an unsupported version.
+func (e *VersionError) ExitCode() int { return 3 }
+
+// A Reader reads a record stream, which may be several streams concatenated.
+// It is shaped like bufio.Scanner: call Scan until it returns false, then
+// Err. The Reader owns the Header and Batch it returns and reuses them (and
+// their slices) on the next Scan: copy what you keep.
+type Reader struct {
+	name   string
+	m      mpReader
+	hdr    Header
+	batch  Batch
+	kind   Kind
+	part   int
+	err    error
+	sawHdr bool
+}
+
+// NewReader returns a Reader that reads r; name is used in error messages.
+func NewReader(r io.Reader, name string) *Reader {
+	rd := &Reader{}
+	rd.Reset(r, name)
+	return rd
+}
+
+// Reset makes rd read from r, keeping its buffers.
+func (rd *Reader) Reset(r io.Reader, name string) {
+	br := rd.m.br
+	if br == nil {
+		br = bufio.NewReaderSize(r, 256<<10)
+	} else {
+		br.Reset(r)
+	}
+	buf := rd.m.buf
+	*rd = Reader{name: name, m: mpReader{br: br, buf: buf[:0]}, batch: rd.batch, part: -1}
+}
+
+// Scan reads the next header or batch. It returns false at the end of the
+// input or on an error.
+func (rd *Reader) Scan() bool {
+	if rd.err != nil {
+		return false
+	}
+	m := &rd.m
+	start := m.off
+	c, err := m.br.ReadByte()
+	if err == io.EOF {
+		if !rd.sawHdr {
+			rd.err = &FormatError{Name: rd.name, Offset: 0, Err: errors.New("empty stream")}
+		}
+		return false
+	}
+	if err != nil {
+		rd.err = &FormatError{Name: rd.name, Offset: m.off, Err: err}
+		return false
+	}
+	m.br.UnreadByte()
+	if c >= 0x80 && c <= 0x8f || c == 0xde || c == 0xdf {
+		return rd.scanHeader(start)
+	}
+	if !rd.sawHdr {
+		rd.err = &VersionError{Name: rd.name, WantFormat: RecordsFormat, WantMajor: RecordsMajor}
+		return false
+	}
+	rd.readBatch()
+	if m.err != nil {
+		rd.err = &FormatError{Name: rd.name, Offset: m.off, Err: m.err}
+		return false
+	}
+	rd.kind = KindBatch
+	return true
+}
+
+func (rd *Reader) scanHeader(start int64) bool {
+	m := &rd.m
+	v := m.any(0)
+	if m.err != nil {
+		rd.err = &FormatError{Name: rd.name, Offset: m.off, Err: m.err}
+		return false
+	}
+	mm, _ := v.(map[string]any)
+	format, _ := mm["format"].(string)
+	major := int(asInt(mm["major"]))
+	if format != RecordsFormat || major != RecordsMajor {
+		rd.err = &VersionError{Name: rd.name, Format: format, Major: major,
+			WantFormat: RecordsFormat, WantMajor: RecordsMajor}
+		if !rd.sawHdr && format == "" {
+			rd.err.(*VersionError).Format = ""
+		}
+		return false
+	}
+	h := Header{Format: format, Major: major, Minor: int(asInt(mm["minor"]))}
+	h.Producer, _ = mm["producer"].(string)
+	h.Backend, _ = mm["backend"].(string)
+	h.BackendVersion, _ = mm["backend_version"].(string)
+	if t, ok := mm["trace"].(map[string]any); ok {
+		h.Trace.Path, _ = t["path"].(string)
+		h.Trace.SE = int(asInt(t["se"]))
+		h.Trace.Run = int(asInt(t["run"]))
+		h.Trace.GFXIP = int(asInt(t["gfxip"]))
+	}
+	_ = start
+	rd.hdr = h
+	rd.sawHdr = true
+	rd.part++
+	rd.kind = KindHeader
+	return true
+}
+
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case uint64:
+		return int64(x)
+	}
+	return 0
+}
+
+// Kind tells whether the last Scan read a header or a batch.
+func (rd *Reader) Kind() Kind { return rd.kind }
+
+// Header returns the header of the current part.
+func (rd *Reader) Header() *Header { return &rd.hdr }
+
+// Batch returns the batch the last Scan read; valid until the next Scan.
+func (rd *Reader) Batch() *Batch { return &rd.batch }
+
+// Part returns the 0-based number of the current part of a concatenated
+// stream.
+func (rd *Reader) Part() int { return rd.part }
+
+// Offset returns the number of bytes consumed so far.
+func (rd *Reader) Offset() int64 { return rd.m.off }
+
+// Err returns the first error met, or nil at a clean end of input.
+func (rd *Reader) Err() error { return rd.err }
+
+func (rd *Reader) readBatch() {
+	m := &rd.m
+	b := &rd.batch
+	if !m.wantArray("batch", 2) {
+		return
+	}
+	t := RecordType(m.uint())
+	if m.err != nil {
+		return
+	}
+	b.Reset(t)
+	switch t {
+	case TypeGFXIP:
+		b.GFXIP = m.uint()
+		return
+	case TypeRTFrequency:
+		b.RTFrequency = m.uint()
+		return
+	}
+	if !t.Known() {
+		if m.wantArray("raw batch", 3) {
+			b.Raw.Count = m.uint()
+			b.Raw.ElemSize = m.uint()
+			b.Raw.Data = m.bin(b.Raw.Data)
+		}
+		return
+	}
+	n := m.arrayLen()
+	for i := 0; i < n && m.err == nil; i++ {
+		switch t {
+		case TypeInfo:
+			b.Info = append(b.Info, Info(m.uint()))
+		case TypeOccupancy:
+			var o Occupancy
+			if m.wantArray("occupancy", 8) {
+				o.PC.Address = m.uint()
+				o.PC.CodeObjectID = m.uint()
+				o.Time = m.uint()
+				o.Reserved = uint8(m.uint())
+				o.CU = uint8(m.uint())
+				o.SIMD = uint8(m.uint())
+				o.WaveID = uint8(m.uint())
+				o.SetWord(uint32(m.uint()))
+			}
+			b.Occupancy = append(b.Occupancy, o)
+		case TypePerfEvent:
+			var p PerfEvent
+			if m.wantArray("perfevent", 7) {
+				p.Time = m.int()
+				for k := range p.Events {
+					p.Events[k] = uint16(m.uint())
+				}
+				p.CU = uint8(m.uint())
+				p.Bank = uint8(m.uint())
+			}
+			b.PerfEvents = append(b.PerfEvents, p)
+		case TypeWave:
+			if len(b.Waves) < cap(b.Waves) {
+				b.Waves = b.Waves[:len(b.Waves)+1]
+			} else {
+				b.Waves = append(b.Waves, Wave{})
+			}
+			rd.readWave(&b.Waves[len(b.Waves)-1])
+		case TypeEvent:
+			var e Event
+			if m.wantArray("event", 8) {
+				e.Size = m.uint()
+				e.Time = m.int()
+				e.Type = EventType(m.int())
+				e.MEID = uint8(m.uint())
+				e.PipeID = uint8(m.uint())
+				e.Flags = uint16(m.uint())
+				e.Payload = m.uint()
+				e.ByteOffset = m.uint()
+			}
+			b.Events = append(b.Events, e)
+		case TypeShaderData:
+			var s ShaderData
+			rd.readShaderData(&s)
+			b.ShaderData = append(b.ShaderData, s)
+		case TypeRealtime:
+			var r Realtime
+			if m.wantArray("realtime", 3) {
+				r.ShaderClock = m.int()
+				r.RealtimeClock = m.uint()
+				r.Reserved = m.uint()
+			}
+			b.Realtime = append(b.Realtime, r)
+		case TypeInstOtherSIMD:
+			var o OtherSIMD
+			if m.wantArray("inst_other_simd", 5) {
+				o.Size = m.uint()
+				o.Time = m.int()
+				o.Cycles = uint16(m.uint())
+				o.WGP = uint8(m.uint())
+				o.Category = InstCategory(m.uint())
+			}
+			b.OtherSIMD = append(b.OtherSIMD, o)
+		case TypeDispatch:
+			var d Dispatch
+			if m.wantArray("dispatch", 16) {
+				d.Size = m.uint()
+				d.Time = m.int()
+				d.MEID = uint8(m.uint())
+				d.PipeID = uint8(m.uint())
+				d.UserSGPRs = uint16(m.uint())
+				d.Flags = int32(m.int())
+				d.VGPRs = uint32(m.uint())
+				d.SGPRs = uint32(m.uint())
+				d.LDSSize = uint32(m.uint())
+				for k := range d.ThreadDim {
+					d.ThreadDim[k] = uint32(m.uint())
+				}
+				d.DispatchPktAddr = m.uint()
+				d.ByteOffset = m.uint()
+				d.EntryPoint.Address = m.uint()
+				d.EntryPoint.CodeObjectID = m.uint()
+			}
+			b.Dispatches = append(b.Dispatches, d)
+		case TypeMarker:
+			var k Marker
+			if m.wantArray("marker", 16) {
+				k.Size = m.uint()
+				rd.readShaderData(&k.ShaderData)
+				k.KernelEntry.Address = m.uint()
+				k.KernelEntry.CodeObjectID = m.uint()
+				k.CodeObjectID = m.uint()
+				k.Name, k.NameNull = m.strOrNil()
+				k.SourceLocation, k.SourceNull = m.strOrNil()
+				k.MarkerID = uint32(m.uint())
+				k.RecordKind = MarkerRecordKind(m.uint())
+				k.MarkerKind = MarkerKind(m.uint())
+				k.MarkerFlags = uint32(m.uint())
+				k.PayloadIndex = uint32(m.uint())
+				k.PayloadCount = uint32(m.uint())
+				k.Delay = int32(m.int())
+				k.Reserved = uint32(m.uint())
+			}
+			b.Markers = append(b.Markers, k)
+		}
+	}
+}
+
+func (rd *Reader) readShaderData(s *ShaderData) {
+	m := &rd.m
+	if m.wantArray("shaderdata", 7) {
+		s.Time = m.int()
+		s.Value = m.uint()
+		s.CU = uint8(m.uint())
+		s.SIMD = uint8(m.uint())
+		s.WaveID = uint8(m.uint())
+		s.Flags = uint8(m.uint())
+		s.Reserved = uint32(m.uint())
+	}
+}
+
+func (rd *Reader) readWave(w *Wave) {
+	m := &rd.m
+	tl, ins := w.Timeline[:0], w.Instructions[:0]
+	*w = Wave{}
+	defer func() { w.Timeline, w.Instructions = tl, ins }()
+	if !m.wantArray("wave", 13) {
+		return
+	}
+	w.CU = uint8(m.uint())
+	w.SIMD = uint8(m.uint())
+	w.WaveID = uint8(m.uint())
+	w.Contexts = uint8(m.uint())
+	w.Dispatcher = uint8(m.uint())
+	w.WorkgroupID = uint8(m.uint())
+	w.ClusterID = uint8(m.uint())
+	w.Reserved = uint8(m.uint())
+	w.Size = m.uint()
+	w.BeginTime = m.int()
+	w.EndTime = m.int()
+	n := m.arrayLen()
+	if n%2 != 0 {
+		m.failf("wave timeline: %d values is not a multiple of 2", n)
+		return
+	}
+	for i := 0; i < n/2 && m.err == nil; i++ {
+		tl = append(tl, WaveState{Type: WaveStateType(m.int()), Duration: int32(m.int())})
+	}
+	n = m.arrayLen()
+	if n%6 != 0 {
+		m.failf("wave instructions: %d values is not a multiple of 6", n)
+		return
+	}
+	for i := 0; i < n/6 && m.err == nil; i++ {
+		var in Instruction
+		in.Category = InstCategory(m.uint())
+		in.Stall = uint32(m.uint())
+		in.Duration = int32(m.int())
+		in.Time = m.int()
+		in.PC.Address = m.uint()
+		in.PC.CodeObjectID = m.uint()
+		ins = append(ins, in)
+	}
+}
