@@ -1,0 +1,73 @@
+// Package cdec decodes thread traces through AMD's rocprof-trace-decoder
+// shared library (librocprof-trace-decoder.so), loaded at run time with
+// dlopen so that attkit builds and runs on machines without ROCm.
+//
+// Load finds the library in the order of the upstream Python layer
+// (python-layer.md §7), resolves every symbol it needs, and returns a
+// Decoder that implements backend.Decoder. Both API generations are
+// supported: the handle API (V2, library 0.2.x) when the library exports it,
+// else the stateless rocprof_trace_decoder_parse_data of the 0.1.x builds
+// (V1). Records are read with the struct layouts of sqtt-format.md §4.5,
+// which also read the 0.1.6 layout (§4.6) correctly; record types this
+// package does not know are carried as wire.Raw batches (see Raw below).
+//
+// Built without cgo, the package keeps its API and every entry point returns
+// an error with exit code 4 (cli.ExitLibrary).
+package cdec
+
+import (
+	"strconv"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// BackendName is the name the binding reports in stream headers.
+const BackendName = "rocm"
+
+// EnvLib is the environment variable that names the library file.
+const EnvLib = "ROCPROF_TRACE_DECODER_LIB"
+
+// Decoder status values (rocprofiler_thread_trace_decoder_status_t).
+const (
+	StatusSuccess           = 0
+	StatusError             = 1
+	StatusOutOfResources    = 2
+	StatusInvalidArgument   = 3
+	StatusInvalidShaderData = 4
+	StatusNotImplemented    = 5
+	statusLast              = 6
+	statusPrefix            = "ROCPROFILER_THREAD_TRACE_DECODER_STATUS_"
+	maxTextLen              = 1 << 20 // bound on C strings copied into Go
+	maxRecordsPerBatch      = 1 << 28 // bound on a callback's record count
+	maxBatchBytes           = 1 << 32 // bound on the bytes one batch may span
+	maxRawElemSize          = 4096    // largest plausible element size of an unknown type
+	minRawElemSize          = 8
+)
+
+var statusNames = [...]string{"SUCCESS", "ERROR", "ERROR_OUT_OF_RESOURCES",
+	"ERROR_INVALID_ARGUMENT", "ERROR_INVALID_SHADER_DATA", "ERROR_NOT_IMPLEMENTED"}
+
+// fallbackStatusString is the library's text for s as documented
+// (sqtt-format.md §5.2), used when no library is loaded.
+func fallbackStatusString(s int) string {
+	if s >= 0 && s < len(statusNames) {
+		return statusPrefix + statusNames[s]
+	}
+	return "STATUS_UNKNOWN"
+}
+
+// fallbackInfoString is the documented library text for an info value.
+func fallbackInfoString(v wire.Info) string {
+	if v == 4 {
+		return "INFO_LAST"
+	}
+	return v.Text()
+}
+
+// statusError formats a non-success status of a library call.
+func statusText(op string, s int, text string) string {
+	if text == "" {
+		text = "rocprof-trace-decoder returned status " + strconv.Itoa(s)
+	}
+	return "rocprof-trace-decoder: " + op + ": " + text + " (status " + strconv.Itoa(s) + ")"
+}
