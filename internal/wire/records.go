@@ -407,6 +407,8 @@ type Batch struct {
 	Dispatches  []Dispatch
 	Markers     []Marker
 	Raw         Raw
+
+	emptied bool // set by Filter.Apply when it dropped a single-value batch
 }
 
 // Len returns the number of records in the batch (1 for GFXIP and

@@ -1,0 +1,386 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sampleBatches holds one batch of every record type, unknown included,
+// with values that exercise every encoding width and sign.
+func sampleBatches() []Batch {
+	pc := PC{Address: 0x1600, CodeObjectID: 2}
+	occ := Occupancy{PC: pc, Time: 5000, CU: 1, SIMD: 0, WaveID: 3, Start: true, MEID: 1, PipeID: 2,
+		IsExt: true, WorkgroupID: 5, ClusterID: 3, ReservedBits: 7}
+	occEnd := occ
+	occEnd.Start, occEnd.Time, occEnd.ReservedBits = false, 9100, 0
+	return []Batch{
+		{Type: TypeGFXIP, GFXIP: 9},
+		{Type: TypeEvent, Events: []Event{{Size: 40, Time: 4700, Type: EventCodeObjectLoad, MEID: 1, Flags: 1, Payload: 2, ByteOffset: 96},
+			{Size: 40, Time: 4750, Type: EventClusterBarrier, Payload: uint64(0xfffffffe)<<32 | 3}, {Size: 40, Type: 99}}},
+		{Type: TypeDispatch, Dispatches: []Dispatch{{Size: 80, Time: 4800, MEID: 1, UserSGPRs: 8, Flags: 17, VGPRs: 32, SGPRs: 16,
+			ThreadDim: [3]uint32{64, 1, 1}, DispatchPktAddr: 140737353990144, ByteOffset: 96, EntryPoint: pc}}},
+		{Type: TypeInfo, Info: []Info{InfoWaveIncomplete}},
+		{Type: TypeWave, Waves: []Wave{{CU: 1, SIMD: 0, WaveID: 3, Contexts: 1, Dispatcher: 0x12, WorkgroupID: 5, ClusterID: 3,
+			Reserved: 9, Size: 64, BeginTime: 5000, EndTime: 9104,
+			Timeline: []WaveState{{StateIdle, 100}, {StateExec, 3000}, {StateStall, 1004}, {WaveStateType(7), -1}},
+			Instructions: []Instruction{
+				{Category: CatSMEM, Stall: 0, Duration: 8, Time: 5100, PC: pc},
+				{Category: CatVALU, Stall: 0xffffff, Duration: -3, Time: 1 << 40, PC: PC{Address: 1 << 63, CodeObjectID: 0}},
+				{Category: CatUnresolved},
+			}}}},
+		{Type: TypeOccupancy, Occupancy: []Occupancy{occ, occEnd}},
+		{Type: TypeRealtime, Realtime: []Realtime{{ShaderClock: -5, RealtimeClock: 1 << 33, Reserved: 1}}},
+		{Type: TypeShaderData, ShaderData: []ShaderData{{Time: 5100, Value: 0xdeadbeef, CU: 1, SIMD: 2, WaveID: 3, Flags: 1 << ShaderDataIMM, Reserved: 4}}},
+		{Type: TypeMarker, Markers: []Marker{
+			{Size: 104, ShaderData: ShaderData{Time: 6, Value: 30, Flags: 1}, KernelEntry: pc, CodeObjectID: 2,
+				Name: "scope \"a\"\n\u00e9", SourceLocation: "k.cl:3", MarkerID: 7, RecordKind: 1, MarkerKind: 2,
+				MarkerFlags: 6, PayloadIndex: 0, PayloadCount: 1, Delay: -1, Reserved: 2},
+			{Size: 104, NameNull: true, SourceNull: true, PayloadIndex: 0xffffffff, MarkerKind: 9}}},
+		{Type: TypeInstOtherSIMD, OtherSIMD: []OtherSIMD{{Size: 24, Time: 7000, Cycles: 16, WGP: 2, Category: CatVMEM}}},
+		{Type: TypeRTFrequency, RTFrequency: 100000000},
+		{Type: TypePerfEvent, PerfEvents: []PerfEvent{{Time: 8000, Events: [4]uint16{1, 2, 3, 65535}, CU: 1, Bank: 1}}},
+		{Type: RecordType(12), Raw: Raw{Count: 2, ElemSize: 4, Data: []byte{1, 2, 3, 4, 5, 6, 7, 8}}},
+	}
+}
+
+func sampleHeader() Header {
+	return Header{Producer: "att-decode test", Backend: "native", BackendVersion: "1",
+		Trace: Trace{Path: "/t/1_2_shader_engine_0_1.att", SE: 0, Run: 1, GFXIP: 9}}
+}
+
+func encodeStream(t testing.TB, h Header, batches []Batch) []byte {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteHeader(&h); err != nil {
+		t.Fatal(err)
+	}
+	for i := range batches {
+		if err := w.WriteBatch(&batches[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// cloneBatch deep-copies the parts of a reused Batch that matter.
+func cloneBatch(b *Batch) Batch {
+	c := *b
+	c.Info = append([]Info(nil), b.Info...)
+	c.Occupancy = append([]Occupancy(nil), b.Occupancy...)
+	c.PerfEvents = append([]PerfEvent(nil), b.PerfEvents...)
+	c.Events = append([]Event(nil), b.Events...)
+	c.ShaderData = append([]ShaderData(nil), b.ShaderData...)
+	c.Realtime = append([]Realtime(nil), b.Realtime...)
+	c.OtherSIMD = append([]OtherSIMD(nil), b.OtherSIMD...)
+	c.Dispatches = append([]Dispatch(nil), b.Dispatches...)
+	c.Markers = append([]Marker(nil), b.Markers...)
+	c.Raw.Data = append([]byte(nil), b.Raw.Data...)
+	c.Waves = nil
+	for _, w := range b.Waves {
+		w.Timeline = append([]WaveState(nil), w.Timeline...)
+		w.Instructions = append([]Instruction(nil), w.Instructions...)
+		c.Waves = append(c.Waves, w)
+	}
+	return c
+}
+
+// normalise makes nil and empty slices compare equal.
+func normalise(b Batch) Batch {
+	v := reflect.ValueOf(&b).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Kind() == reflect.Slice && f.Len() == 0 && f.CanSet() {
+			f.Set(reflect.Zero(f.Type()))
+		}
+	}
+	if len(b.Raw.Data) == 0 {
+		b.Raw.Data = nil
+	}
+	for i := range b.Waves {
+		if len(b.Waves[i].Timeline) == 0 {
+			b.Waves[i].Timeline = nil
+		}
+		if len(b.Waves[i].Instructions) == 0 {
+			b.Waves[i].Instructions = nil
+		}
+	}
+	return b
+}
+
+type part struct {
+	h       Header
+	batches []Batch
+}
+
+func readAll(t testing.TB, data []byte) ([]part, error) {
+	rd := NewReader(bytes.NewReader(data), "test")
+	var parts []part
+	for rd.Scan() {
+		switch rd.Kind() {
+		case KindHeader:
+			parts = append(parts, part{h: *rd.Header()})
+		case KindBatch:
+			p := &parts[len(parts)-1]
+			p.batches = append(p.batches, cloneBatch(rd.Batch()))
+		}
+	}
+	return parts, rd.Err()
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	h := sampleHeader()
+	in := sampleBatches()
+	data := encodeStream(t, h, in)
+	parts, err := readAll(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 1 {
+		t.Fatalf("%d parts, want 1", len(parts))
+	}
+	h.Format, h.Major = RecordsFormat, RecordsMajor
+	if parts[0].h != h {
+		t.Errorf("header %+v, want %+v", parts[0].h, h)
+	}
+	if len(parts[0].batches) != len(in) {
+		t.Fatalf("%d batches, want %d", len(parts[0].batches), len(in))
+	}
+	for i := range in {
+		got, want := normalise(parts[0].batches[i]), normalise(in[i])
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("batch %d (%v):\n got %+v\nwant %+v", i, in[i].Type, got, want)
+		}
+	}
+	// Writing what was read gives the same bytes.
+	if again := encodeStream(t, parts[0].h, parts[0].batches); !bytes.Equal(again, data) {
+		t.Error("re-encoding differs")
+	}
+}
+
+func TestConcatenatedStreams(t *testing.T) {
+	h0, h1 := sampleHeader(), sampleHeader()
+	h1.Trace.SE = 1
+	b := sampleBatches()
+	data := append(encodeStream(t, h0, b[:3]), encodeStream(t, h1, b[3:])...)
+	parts, err := readAll(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 2 || parts[0].h.Trace.SE != 0 || parts[1].h.Trace.SE != 1 ||
+		len(parts[0].batches) != 3 || len(parts[1].batches) != len(b)-3 {
+		t.Fatalf("parts: %d, %+v", len(parts), parts)
+	}
+}
+
+func TestReaderErrors(t *testing.T) {
+	data := encodeStream(t, sampleHeader(), sampleBatches())
+	// Every strict prefix is an error with an offset, never a panic.
+	hdrLen := len(encodeStream(t, sampleHeader(), nil))
+	for n := 0; n < len(data); n++ {
+		_, err := readAll(t, data[:n])
+		if n == hdrLen {
+			if err != nil {
+				t.Errorf("prefix %d (header only): %v", n, err)
+			}
+			continue
+		}
+		var ok bool
+		if n == 0 {
+			var fe *FormatError
+			ok = errors.As(err, &fe) && strings.Contains(err.Error(), "empty stream")
+		} else if isBatchBoundary(t, data, n) {
+			ok = err == nil
+		} else {
+			var fe *FormatError
+			ok = errors.As(err, &fe) && fe.Offset <= int64(n)
+		}
+		if !ok {
+			t.Fatalf("prefix %d: err = %v", n, err)
+		}
+	}
+
+	other := encodeStream(t, Header{Format: "something-else", Major: 1}, nil)
+	newer := encodeStream(t, Header{Major: 2}, nil)
+	for _, tc := range []struct {
+		name, in, want string
+		code           int
+	}{
+		{"garbage", "hello world", "not an attkit-records stream", 3},
+		{"other format", string(other), `found format "something-else"`, 3},
+		{"newer major", string(newer), "unsupported attkit-records major version 2 (this build reads version 1)", 3},
+		{"json", `{"type":"wave"}`, "not an attkit-records stream", 3},
+		{"truncated header", string(other[:5]), "offset 2: unexpected end of stream", 1},
+	} {
+		_, err := readAll(t, []byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || codeOf(err) != tc.code {
+			t.Errorf("%s: err = %v (code %d), want %q code %d", tc.name, err, codeOf(err), tc.want, tc.code)
+		}
+	}
+	// A read error is reported as such.
+	rd := NewReader(io.MultiReader(bytes.NewReader(data[:20]), errReader{}), "x")
+	for rd.Scan() {
+	}
+	if rd.Err() == nil || !strings.Contains(rd.Err().Error(), "disk on fire") {
+		t.Errorf("read error: %v", rd.Err())
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+// isBatchBoundary reports whether data[:n] ends exactly after a batch.
+func isBatchBoundary(t testing.TB, data []byte, n int) bool {
+	rd := NewReader(bytes.NewReader(data), "x")
+	for rd.Scan() {
+		if rd.Offset() == int64(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestJSONProjectionGolden(t *testing.T) {
+	h := sampleHeader()
+	var jw JSONWriter
+	var out []byte
+	bs := sampleBatches()
+	for i := range bs {
+		out = jw.AppendBatch(out, &h, &bs[i])
+	}
+	golden(t, "all-types.jsonl", out)
+}
+
+// TestJQAgreesWithRealJQ checks the --jq contract: a filter run by the
+// tools prints what `jq -c` prints on the tools' JSON output.
+func TestJQAgreesWithRealJQ(t *testing.T) {
+	jq, err := exec.LookPath("jq")
+	if err != nil {
+		t.Skip("jq not on PATH (apt-get install jq)")
+	}
+	h := sampleHeader()
+	bs := sampleBatches()
+	// jq 1.6 prints integers above 2^53 as rounded doubles; gojq keeps them
+	// exact. Keep the comparison to values both print alike.
+	bs[1].Events[1].Payload = 1<<32 | 3
+	bs[4].Waves[0].Instructions[1].PC.Address = 1 << 40
+	var jw JSONWriter
+	var projection []byte
+	for i := range bs {
+		projection = jw.AppendBatch(projection, &h, &bs[i])
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	os.WriteFile(in, projection, 0o644)
+	for _, f := range []string{
+		".",
+		"select(.type == \"wave\") | .instructions[] | select(.category == \"valu\")",
+		"select(.type == \"occupancy\") | {cu, simd, start}",
+		"select(.type == \"event\") | .event_type",
+		".type",
+		"select(.type == \"marker\") | .name, .shaderdata.value",
+		"select(.type == \"wave\") | [.timeline[].duration] | add",
+		"empty",
+		"select(.se == 0 and .run == 1) | keys",
+	} {
+		want, err := exec.Command(jq, "-c", f, in).Output()
+		if err != nil {
+			t.Fatalf("jq %q: %v", f, err)
+		}
+		flt, err := CompileFilter(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		for i := range bs {
+			n := bs[i].Len()
+			if !bs[i].Type.Known() {
+				n = 1
+			}
+			for k := 0; k < n; k++ {
+				if got, err = flt.AppendResults(got, &h, &bs[i], k); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("filter %q:\n gojq: %s\n   jq: %s", f, got, want)
+		}
+	}
+}
+
+func TestFilterApply(t *testing.T) {
+	h := sampleHeader()
+	f, err := CompileFilter(`.type != "occupancy" or .start == 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := sampleBatches()
+	for i := range bs {
+		if err := f.Apply(&h, &bs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if bs[i].Type == TypeOccupancy && (len(bs[i].Occupancy) != 1 || !bs[i].Occupancy[0].Start) {
+			t.Errorf("occupancy after filter: %+v", bs[i].Occupancy)
+		}
+		if bs[i].Type != TypeOccupancy && bs[i].Empty() {
+			t.Errorf("%v batch emptied", bs[i].Type)
+		}
+	}
+	if _, err := CompileFilter("select(("); err == nil || codeOf(err) != 2 {
+		t.Errorf("bad filter: %v", err)
+	}
+	g, _ := CompileFilter(`.type == "gfxip" | not`)
+	b := Batch{Type: TypeGFXIP, GFXIP: 9}
+	g.Apply(&h, &b)
+	if !b.Empty() {
+		t.Error("rejected gfxip batch not empty")
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add(encodeStream(f, sampleHeader(), sampleBatches()))
+	b := sampleBatches()
+	f.Add(encodeStream(f, sampleHeader(), b[4:5]))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd := NewReader(bytes.NewReader(data), "fuzz")
+		n := 0
+		for rd.Scan() {
+			if rd.Kind() == KindBatch {
+				var jw JSONWriter
+				jw.AppendBatch(nil, rd.Header(), rd.Batch())
+				AppendBatch(nil, rd.Batch())
+			}
+			n++
+		}
+		_ = rd.Err()
+	})
+}
+
+func FuzzReadIndex(f *testing.F) {
+	var buf bytes.Buffer
+	WriteIndex(&buf, workedExample())
+	f.Add(buf.Bytes())
+	f.Add(workedExample().CodeJSON())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ix, err := ReadIndex(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			return
+		}
+		_ = ix.CodeJSON()
+		var out bytes.Buffer
+		if err := WriteIndex(&out, ix); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
