@@ -1,0 +1,105 @@
+//go:build cgo
+
+package cdec
+
+// The functions the C trampolines call. This preamble only declares: cgo
+// copies it into two C files because of the //export lines.
+
+/*
+#include <stdint.h>
+#include "cdec.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+//export cdecGoTrace
+func cdecGoTrace(typ C.int, data unsafe.Pointer, raw C.uint64_t, count C.uint64_t, ud C.uintptr_t) (status C.int) {
+	s := sessionOf(ud)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			s.fail(panicError("trace", r))
+			status = StatusError
+		}
+	}()
+	if s.failed() {
+		return StatusError
+	}
+	if err := s.convert(int32(typ), data, uint64(raw), uint64(count)); err != nil {
+		s.fail(err)
+		return StatusError
+	}
+	if err := s.emit(&s.batch); err != nil {
+		s.fail(err)
+		return StatusError
+	}
+	return StatusSuccess
+}
+
+//export cdecGoISA
+func cdecGoISA(text *C.char, memSize *C.uint64_t, size *C.uint64_t, addr, coid C.uint64_t, ud C.uintptr_t) (status C.int) {
+	s := sessionOf(ud)
+	defer func() {
+		if r := recover(); r != nil {
+			s.mu.Lock()
+			s.fail(panicError("ISA", r))
+			s.mu.Unlock()
+			status = StatusError
+		}
+	}()
+	s.mu.Lock()
+	failed := s.failed()
+	s.mu.Unlock()
+	if failed || size == nil || memSize == nil {
+		return StatusError
+	}
+	src, n, ok := s.p.ISA(wireP(uint64(addr), uint64(coid)))
+	if !ok {
+		return StatusInvalidArgument
+	}
+	capacity := uint64(*size)
+	*size = C.uint64_t(len(src))
+	*memSize = C.uint64_t(max(n, 4))
+	if uint64(len(src)) > capacity || (text == nil && len(src) > 0) {
+		return StatusOutOfResources
+	}
+	if len(src) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(text)), len(src)), src)
+	}
+	return StatusSuccess
+}
+
+//export cdecGoData
+func cdecGoData(buf **C.uint8_t, size *C.uint64_t, ud C.uintptr_t) (more C.uint64_t) {
+	s := sessionOf(ud)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			s.fail(panicError("data", r))
+			more = 0
+		}
+	}()
+	if buf == nil || size == nil {
+		return 0
+	}
+	*buf, *size = nil, 0
+	if s.failed() {
+		return 0
+	}
+	for s.next < len(s.bufs) {
+		b := s.bufs[s.next]
+		s.next++
+		if len(b) == 0 {
+			continue // an empty buffer would end the library's loop
+		}
+		*buf = (*C.uint8_t)(s.cbuf(b))
+		*size = C.uint64_t(len(b))
+		return 1
+	}
+	return 0
+}

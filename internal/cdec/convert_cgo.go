@@ -1,0 +1,243 @@
+//go:build cgo
+
+package cdec
+
+/*
+#include <stdint.h>
+#include "cdec.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+func wireP(addr, coid uint64) wire.PC { return wire.PC{Address: addr, CodeObjectID: coid} }
+
+func pcOf(p C.cdec_pc) wire.PC {
+	return wire.PC{Address: uint64(p.address), CodeObjectID: uint64(p.code_object_id)}
+}
+
+// Element sizes of the known record types.
+var elemSize = [...]uintptr{
+	wire.TypeOccupancy:     unsafe.Sizeof(C.cdec_occupancy{}),
+	wire.TypePerfEvent:     unsafe.Sizeof(C.cdec_perfevent{}),
+	wire.TypeWave:          unsafe.Sizeof(C.cdec_wave{}),
+	wire.TypeInfo:          unsafe.Sizeof(C.int(0)),
+	wire.TypeEvent:         unsafe.Sizeof(C.cdec_event{}),
+	wire.TypeShaderData:    unsafe.Sizeof(C.cdec_shaderdata{}),
+	wire.TypeRealtime:      unsafe.Sizeof(C.cdec_realtime{}),
+	wire.TypeRTFrequency:   8,
+	wire.TypeInstOtherSIMD: unsafe.Sizeof(C.cdec_other_simd{}),
+	wire.TypeDispatch:      unsafe.Sizeof(C.cdec_dispatch{}),
+	wire.TypeMarker:        unsafe.Sizeof(C.cdec_marker{}),
+}
+
+func badBatch(t wire.RecordType, format string, args ...any) error {
+	return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: implausible %s batch: %s", t, fmt.Sprintf(format, args...))
+}
+
+// stride returns the distance between records of a type whose struct starts
+// with its own u64 size: that size when the library's struct is larger than
+// ours (a newer library appended fields), else ours.
+func stride(data unsafe.Pointer, known uintptr) uintptr {
+	sz := *(*uint64)(data)
+	if sz > uint64(known) && sz <= maxRawElemSize && sz%8 == 0 {
+		return uintptr(sz)
+	}
+	return known
+}
+
+// convert fills s.batch from one trace callback. GFXIP arrives as the
+// pointer value (raw); a NULL pointer or zero count is an empty batch, as in
+// upstream's Python layer.
+func (s *session) convert(typ int32, data unsafe.Pointer, raw, count uint64) error {
+	b := &s.batch
+	t := wire.RecordType(uint32(typ))
+	if typ < 0 {
+		t = wire.RecordType(1<<32 - 1) // negative ids are carried as unknown
+	}
+	b.Reset(t)
+	if t == wire.TypeGFXIP {
+		b.GFXIP = raw
+		return nil
+	}
+	if data == nil || count == 0 {
+		if t == wire.TypeRTFrequency {
+			return badBatch(t, "no value")
+		}
+		if !t.Known() {
+			b.Raw.Count = count
+		}
+		return nil
+	}
+	if count > maxRecordsPerBatch {
+		return badBatch(t, "%d records", count)
+	}
+	n := int(count)
+	if !t.Known() {
+		return s.convertRaw(t, data, count)
+	}
+	es := elemSize[t]
+	switch t {
+	case wire.TypeEvent, wire.TypeDispatch, wire.TypeMarker, wire.TypeInstOtherSIMD:
+		es = stride(data, es)
+	}
+	if uint64(es)*count > maxBatchBytes {
+		return badBatch(t, "%d records of %d bytes", count, es)
+	}
+	at := func(i int) unsafe.Pointer { return unsafe.Add(data, uintptr(i)*es) }
+	switch t {
+	case wire.TypeRTFrequency:
+		b.RTFrequency = *(*uint64)(data)
+	case wire.TypeInfo:
+		for _, v := range unsafe.Slice((*C.int)(data), n) {
+			b.Info = append(b.Info, wire.Info(uint32(v)))
+		}
+	case wire.TypeOccupancy:
+		b.Occupancy = grow(b.Occupancy, n)
+		for i, c := range unsafe.Slice((*C.cdec_occupancy)(data), n) {
+			o := &b.Occupancy[i]
+			*o = wire.Occupancy{PC: pcOf(c.pc), Time: uint64(c.time), Reserved: uint8(c.reserved),
+				CU: uint8(c.cu), SIMD: uint8(c.simd), WaveID: uint8(c.wave_id)}
+			o.SetWord(uint32(c.word))
+		}
+	case wire.TypePerfEvent:
+		b.PerfEvents = grow(b.PerfEvents, n)
+		for i, c := range unsafe.Slice((*C.cdec_perfevent)(data), n) {
+			b.PerfEvents[i] = wire.PerfEvent{Time: int64(c.time),
+				Events: [4]uint16{uint16(c.events[0]), uint16(c.events[1]), uint16(c.events[2]), uint16(c.events[3])},
+				CU:     uint8(c.cu), Bank: uint8(c.bank)}
+		}
+	case wire.TypeWave:
+		b.Waves = grow(b.Waves, n)
+		for i := range unsafe.Slice((*C.cdec_wave)(data), n) {
+			c := &unsafe.Slice((*C.cdec_wave)(data), n)[i]
+			if err := convertWave(&b.Waves[i], c); err != nil {
+				return err
+			}
+		}
+	case wire.TypeRealtime:
+		b.Realtime = grow(b.Realtime, n)
+		for i, c := range unsafe.Slice((*C.cdec_realtime)(data), n) {
+			b.Realtime[i] = wire.Realtime{ShaderClock: int64(c.shader_clock),
+				RealtimeClock: uint64(c.realtime_clock), Reserved: uint64(c.reserved)}
+		}
+	case wire.TypeShaderData:
+		b.ShaderData = grow(b.ShaderData, n)
+		for i, c := range unsafe.Slice((*C.cdec_shaderdata)(data), n) {
+			b.ShaderData[i] = shaderData(&c)
+		}
+	case wire.TypeInstOtherSIMD:
+		b.OtherSIMD = grow(b.OtherSIMD, n)
+		for i := range n {
+			c := (*C.cdec_other_simd)(at(i))
+			b.OtherSIMD[i] = wire.OtherSIMD{Size: uint64(c.size), Time: int64(c.time),
+				Cycles: uint16(c.cycles), WGP: uint8(c.wgp), Category: wire.InstCategory(c.category)}
+		}
+	case wire.TypeEvent:
+		b.Events = grow(b.Events, n)
+		for i := range n {
+			c := (*C.cdec_event)(at(i))
+			b.Events[i] = wire.Event{Size: uint64(c.size), Time: int64(c.time), Type: wire.EventType(c.kind),
+				MEID: uint8(c.me_id), PipeID: uint8(c.pipe_id), Flags: uint16(c.flags),
+				Payload: uint64(c.payload), ByteOffset: uint64(c.byte_offset)}
+		}
+	case wire.TypeDispatch:
+		b.Dispatches = grow(b.Dispatches, n)
+		for i := range n {
+			c := (*C.cdec_dispatch)(at(i))
+			b.Dispatches[i] = wire.Dispatch{Size: uint64(c.size), Time: int64(c.time),
+				MEID: uint8(c.me_id), PipeID: uint8(c.pipe_id), UserSGPRs: uint16(c.user_sgprs),
+				Flags: int32(c.flags), VGPRs: uint32(c.vgprs), SGPRs: uint32(c.sgprs),
+				LDSSize:         uint32(c.lds_size),
+				ThreadDim:       [3]uint32{uint32(c.dim[0]), uint32(c.dim[1]), uint32(c.dim[2])},
+				DispatchPktAddr: uint64(c.dispatch_pkt_addr), ByteOffset: uint64(c.byte_offset),
+				EntryPoint: pcOf(c.entry_point)}
+		}
+	case wire.TypeMarker:
+		b.Markers = grow(b.Markers, n)
+		for i := range n {
+			c := (*C.cdec_marker)(at(i))
+			b.Markers[i] = wire.Marker{Size: uint64(c.size), ShaderData: shaderData(&c.shaderdata),
+				KernelEntry: pcOf(c.kernel_entry), CodeObjectID: uint64(c.code_object_id),
+				Name: cText(c.name), SourceLocation: cText(c.source_location),
+				NameNull: c.name == nil, SourceNull: c.source_location == nil,
+				MarkerID: uint32(c.marker_id), RecordKind: wire.MarkerRecordKind(c.record_kind),
+				MarkerKind: wire.MarkerKind(c.marker_kind), MarkerFlags: uint32(c.marker_flags),
+				PayloadIndex: uint32(c.payload_index), PayloadCount: uint32(c.payload_count),
+				Delay: int32(c.delay), Reserved: uint32(c.reserved)}
+		}
+	}
+	return nil
+}
+
+func shaderData(c *C.cdec_shaderdata) wire.ShaderData {
+	return wire.ShaderData{Time: int64(c.time), Value: uint64(c.value), CU: uint8(c.cu),
+		SIMD: uint8(c.simd), WaveID: uint8(c.wave_id), Flags: uint8(c.flags), Reserved: uint32(c.reserved)}
+}
+
+// convertWave copies one wave and its arrays, reusing w's slices.
+func convertWave(w *wire.Wave, c *C.cdec_wave) error {
+	nt, ni := uint64(c.timeline_size), uint64(c.instructions_size)
+	if c.timeline == nil {
+		nt = 0
+	}
+	if c.instructions == nil {
+		ni = 0
+	}
+	if nt > maxRecordsPerBatch || ni > maxRecordsPerBatch {
+		return badBatch(wire.TypeWave, "wave with %d timeline states and %d instructions", nt, ni)
+	}
+	tl, in := w.Timeline[:0], w.Instructions[:0]
+	*w = wire.Wave{CU: uint8(c.cu), SIMD: uint8(c.simd), WaveID: uint8(c.wave_id),
+		Contexts: uint8(c.contexts), Dispatcher: uint8(c.dispatcher), WorkgroupID: uint8(c.workgroup_id),
+		ClusterID: uint8(c.cluster_id), Reserved: uint8(c.reserved), Size: uint64(c.size),
+		BeginTime: int64(c.begin_time), EndTime: int64(c.end_time)}
+	tl = grow(tl, int(nt))
+	if nt > 0 {
+		for i, st := range unsafe.Slice(c.timeline, int(nt)) {
+			tl[i] = wire.WaveState{Type: wire.WaveStateType(st.state), Duration: int32(st.duration)}
+		}
+	}
+	in = grow(in, int(ni))
+	if ni > 0 {
+		for i, ci := range unsafe.Slice(c.instructions, int(ni)) {
+			word := uint32(ci.word)
+			in[i] = wire.Instruction{Category: wire.InstCategory(word), Stall: word >> 8,
+				Duration: int32(ci.duration), Time: int64(ci.time), PC: pcOf(ci.pc)}
+		}
+	}
+	w.Timeline, w.Instructions = tl, in
+	return nil
+}
+
+// convertRaw carries a record type this package does not know. Every
+// record type added since 0.1.6 (event, dispatch, marker, other-SIMD, the
+// hidden-latency record) starts with its own u64 struct size, so when the
+// first u64 is a plausible struct size (8..4096, a multiple of 8) it is
+// taken as the element size and count records are copied. Otherwise the
+// layout is unknowable: the batch carries the count, ElemSize 0 and no data.
+func (s *session) convertRaw(t wire.RecordType, data unsafe.Pointer, count uint64) error {
+	b := &s.batch
+	b.Raw.Count = count
+	sz := *(*uint64)(data)
+	if sz < minRawElemSize || sz > maxRawElemSize || sz%8 != 0 || sz*count > maxBatchBytes {
+		return nil
+	}
+	b.Raw.ElemSize = sz
+	b.Raw.Data = append(b.Raw.Data[:0], unsafe.Slice((*byte)(data), int(sz*count))...)
+	return nil
+}
+
+// grow returns s with length n, reusing its capacity.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return append(s[:cap(s)], make([]T, n-cap(s))...)
+}
