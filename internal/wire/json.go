@@ -313,8 +313,7 @@ func b2u(v bool) uint64 {
 
 // A JSONWriter writes the JSON projection of batches, one record per line.
 type JSONWriter struct {
-	o   objBuilder
-	buf []byte
+	o objBuilder
 }
 
 // AppendBatch appends every record of b as a line to dst.

@@ -46,13 +46,6 @@ func appendInt(b []byte, v int64) []byte {
 		byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }
 
-func appendBool(b []byte, v bool) []byte {
-	if v {
-		return append(b, 0xc3)
-	}
-	return append(b, 0xc2)
-}
-
 func appendArrayLen(b []byte, n int) []byte {
 	switch {
 	case n <= 15:
@@ -234,20 +227,6 @@ func (m *mpReader) int() int64 {
 		m.failf("expected integer, found byte 0x%02x", c)
 	}
 	return 0
-}
-
-func (m *mpReader) bool() bool {
-	c := m.byte1()
-	switch c {
-	case 0xc2:
-		return false
-	case 0xc3:
-		return true
-	}
-	if m.err == nil {
-		m.failf("expected boolean, found byte 0x%02x", c)
-	}
-	return false
 }
 
 // arrayLen reads an array header.
