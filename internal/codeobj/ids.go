@@ -1,0 +1,105 @@
+package codeobj
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// An Input is a code object to index and its id.
+type Input struct {
+	ID   uint64
+	Path string
+}
+
+var tagRE = regexp.MustCompile(`(?i)(?:^|_)code_object_id_([0-9]+)(?:_|$)`)
+
+// InferID infers a code object id from a file name (python-layer §3.1):
+// "code_object_id_<digits>" in the stem (at its start or after "_", at its
+// end or before "_"), else the text after the last "_" of the stem if it is
+// an integer. ok is false for an untagged name.
+func InferID(path string) (id uint64, ok bool, err error) {
+	base := filepath.Base(path)
+	stem := base
+	if i := strings.LastIndexByte(base, '.'); i > 0 {
+		stem = base[:i]
+	}
+	if m := tagRE.FindStringSubmatch(stem); m != nil {
+		v, err := strconv.ParseUint(m[1], 10, 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("code object id %s in %s is out of range", m[1], path)
+		}
+		return v, true, nil
+	}
+	i := strings.LastIndexByte(stem, '_')
+	if i < 0 {
+		return 0, false, nil
+	}
+	// Python int(): surrounding white space and a sign are allowed.
+	s := strings.TrimSpace(stem[i+1:])
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if !isDecimal(s) {
+		return 0, false, nil
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("code object id %s in %s is out of range", s, path)
+	}
+	if neg && v != 0 {
+		return 0, false, fmt.Errorf("code object id -%s in %s is negative", s, path)
+	}
+	return v, true, nil
+}
+
+// InferIDs assigns ids to paths from their names (§3.1). One untagged file
+// gets id 0 unless another file is tagged 0; several untagged files are an
+// error.
+func InferIDs(paths []string) ([]Input, error) {
+	out := make([]Input, len(paths))
+	var untagged []string
+	untaggedAt := -1
+	zeroTaken := false
+	for i, p := range paths {
+		id, ok, err := InferID(p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Input{ID: id, Path: p}
+		if !ok {
+			untagged = append(untagged, p)
+			untaggedAt = i
+			continue
+		}
+		zeroTaken = zeroTaken || id == 0
+	}
+	switch {
+	case len(untagged) > 1:
+		return nil, fmt.Errorf("Cannot infer code object IDs for multiple unnamed inputs: %s", strings.Join(untagged, ", "))
+	case len(untagged) == 1 && zeroTaken:
+		return nil, fmt.Errorf("Cannot assign code object id 0 to %s: another input already uses id 0.", untagged[0])
+	case len(untagged) == 1:
+		out[untaggedAt].ID = 0
+	}
+	return out, nil
+}
+
+// CheckIDs returns an error if two inputs share an id (§3.1 wording).
+func CheckIDs(in []Input) error {
+	first := map[uint64]string{}
+	for _, x := range in {
+		if p, dup := first[x.ID]; dup {
+			return fmt.Errorf("Code object id %d is used by both %s and %s.", x.ID, p, x.Path)
+		}
+		first[x.ID] = x.Path
+	}
+	if len(in) == 0 {
+		return fmt.Errorf("No code objects were provided.")
+	}
+	return nil
+}

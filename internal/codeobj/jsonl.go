@@ -1,0 +1,149 @@
+package codeobj
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// The JSON lines projection of an index (co-index --format json) writes
+// one JSON object per line, each with a "type" member:
+//
+//	{"type":"header","format":"attkit-index","major":1,"minor":0,"producer":"co-index …","objdump":"/usr/bin/llvm-objdump-19 (…)"}
+//	{"type":"object","id":1,"path":"/abs/k.hsaco","target":"gfx942","ranges":[[0,3264],[7680,8960]]}
+//	{"type":"row","kind":"function","codeobj":1,"vaddr":7680,"size":0,"line":1,"text":"; _loop_sum","source":"loop_sum"}
+//	{"type":"row","kind":"instruction","codeobj":1,"vaddr":7680,"size":8,"line":2,"text":"s_load_dwordx4 …","source":"k.cl:21"}
+//	{"type":"kernel","address":7680,"codeobj":1,"name":"loop_sum","demangled":"loop_sum"}
+//	{"type":"funcmap","codeobj":1,"marker_id":7,"kind":"F","name":"scope","source":"x.cpp:1","vaddr":0}
+//	{"type":"funcmap_layout","codeobj":1,"bits":12,"shift":4}
+//	{"type":"funcmap_payload","codeobj":1,"marker_id":8,"count":1}
+//
+// Lines come in that order: the header, the objects, the rows in code
+// order, the kernels, then the funcmap tables. Row kinds are
+// "instruction", "function" (a function label; source holds its name) and
+// "label" (a debug label). Rows carry "hit", "latency", "stall" and "idle"
+// only when non-zero (never in a fresh index). jq users select rows with
+// `select(.type=="row" and .kind=="instruction")`.
+
+type jsonHeader struct {
+	Type     string `json:"type"`
+	Format   string `json:"format"`
+	Major    int    `json:"major"`
+	Minor    int    `json:"minor"`
+	Producer string `json:"producer"`
+	Objdump  string `json:"objdump"`
+}
+
+type jsonObject struct {
+	Type   string      `json:"type"`
+	ID     uint64      `json:"id"`
+	Path   string      `json:"path"`
+	Target string      `json:"target"`
+	Ranges [][2]uint64 `json:"ranges"`
+}
+
+type jsonRow struct {
+	Type    string `json:"type"`
+	Kind    string `json:"kind"`
+	CodeObj uint64 `json:"codeobj"`
+	Vaddr   uint64 `json:"vaddr"`
+	Size    uint64 `json:"size"`
+	Line    int64  `json:"line"`
+	Text    string `json:"text"`
+	Source  string `json:"source"`
+	Hit     int64  `json:"hit,omitempty"`
+	Latency int64  `json:"latency,omitempty"`
+	Stall   int64  `json:"stall,omitempty"`
+	Idle    int64  `json:"idle,omitempty"`
+}
+
+type jsonKernel struct {
+	Type      string `json:"type"`
+	Address   uint64 `json:"address"`
+	CodeObj   uint64 `json:"codeobj"`
+	Name      string `json:"name"`
+	Demangled string `json:"demangled"`
+}
+
+type jsonFuncmap struct {
+	Type     string `json:"type"`
+	CodeObj  uint64 `json:"codeobj"`
+	MarkerID uint64 `json:"marker_id"`
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+	Source   string `json:"source"`
+	Vaddr    uint64 `json:"vaddr"`
+}
+
+type jsonLayout struct {
+	Type    string `json:"type"`
+	CodeObj uint64 `json:"codeobj"`
+	Bits    uint32 `json:"bits"`
+	Shift   uint32 `json:"shift"`
+}
+
+type jsonPayload struct {
+	Type     string `json:"type"`
+	CodeObj  uint64 `json:"codeobj"`
+	MarkerID uint64 `json:"marker_id"`
+	Count    uint32 `json:"count"`
+}
+
+var rowKinds = map[wire.RowKind]string{wire.RowInstruction: "instruction", wire.RowFunction: "function", wire.RowLabel: "label"}
+
+// WriteJSON writes ix as JSON lines (see the format above).
+func WriteJSON(w io.Writer, ix *wire.Index) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	h := ix.Header
+	if h.Format == "" {
+		h.Format, h.Major = wire.IndexFormat, wire.IndexMajor
+	}
+	if err := enc.Encode(jsonHeader{"header", h.Format, h.Major, h.Minor, h.Producer, h.Objdump}); err != nil {
+		return err
+	}
+	for _, o := range ix.Objects {
+		jo := jsonObject{Type: "object", ID: o.ID, Path: o.Path, Target: o.Target, Ranges: [][2]uint64{}}
+		for _, r := range o.Ranges {
+			jo.Ranges = append(jo.Ranges, [2]uint64{r.Begin, r.End})
+		}
+		if err := enc.Encode(jo); err != nil {
+			return err
+		}
+	}
+	for i := range ix.Rows {
+		r := &ix.Rows[i]
+		kind, ok := rowKinds[r.Kind]
+		if !ok {
+			kind = "unknown"
+		}
+		if err := enc.Encode(jsonRow{"row", kind, r.CodeObj, r.Vaddr, r.Size, r.Line, r.Text, r.Source,
+			r.Hit, r.Latency, r.Stall, r.Idle}); err != nil {
+			return err
+		}
+	}
+	for _, k := range ix.Kernels {
+		if err := enc.Encode(jsonKernel{"kernel", k.Address, k.CodeObj, k.Name, k.Demangled}); err != nil {
+			return err
+		}
+	}
+	for _, f := range ix.Funcmap {
+		if err := enc.Encode(jsonFuncmap{"funcmap", f.CodeObj, f.MarkerID, f.Kind, f.Name, f.Source, f.Vaddr}); err != nil {
+			return err
+		}
+	}
+	for _, f := range ix.FuncmapLayout {
+		if err := enc.Encode(jsonLayout{"funcmap_layout", f.CodeObj, f.Bits, f.Shift}); err != nil {
+			return err
+		}
+	}
+	for _, f := range ix.FuncmapPayloads {
+		if err := enc.Encode(jsonPayload{"funcmap_payload", f.CodeObj, f.MarkerID, f.Count}); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
