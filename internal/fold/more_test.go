@@ -259,3 +259,27 @@ func TestOddRowsKept(t *testing.T) {
 		t.Errorf("CSV:\n%q\nwant:\n%q", got, wantCSV)
 	}
 }
+
+func TestOrdered(t *testing.T) {
+	ix := &wire.Index{Rows: []wire.Row{
+		{CodeObj: 1, Vaddr: 8, Text: "b", Line: 1},
+		{CodeObj: 1, Vaddr: 0, Text: "a", Line: 2},
+		{CodeObj: 1, Vaddr: 8, Text: "b2", Line: 3},
+	}}
+	f := New(ix)
+	f.Line(pc(3, 0))
+	f.Line(pc(2, 4))
+	var got []wire.PC
+	for _, e := range f.Ordered() {
+		got = append(got, e.PC)
+	}
+	want := []wire.PC{pc(1, 8), pc(1, 0), pc(2, 4), pc(3, 0)}
+	if len(got) != len(want) {
+		t.Fatalf("Ordered = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Ordered = %v, want %v", got, want)
+		}
+	}
+}

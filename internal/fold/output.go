@@ -137,3 +137,30 @@ func (f *Fold) CodeIndex() *wire.Index {
 // CodeJSON returns the viewer's code.json with the fold's counters (§4.5)
 // in the byte format of §5.1, without a trailing newline.
 func (f *Fold) CodeJSON() []byte { return f.CodeIndex().CodeJSON() }
+
+// Ordered returns each entry once in the order of the stats CSV: the
+// index's instruction rows in document order, then the PCs the index lacks
+// by code object id and address.
+func (f *Fold) Ordered() []*Entry {
+	out := make([]*Entry, 0, len(f.entries))
+	seen := make(map[*Entry]bool, len(f.entries))
+	var rest []*Entry
+	if f.ix != nil {
+		for i := range f.ix.Rows {
+			r := &f.ix.Rows[i]
+			if r.Raw != nil || r.IsLabel() {
+				continue
+			}
+			if e := f.byPC[r.PC()]; e != nil && !seen[e] {
+				seen[e] = true
+				out = append(out, e)
+			}
+		}
+	}
+	for _, e := range f.entries {
+		if !seen[e] {
+			rest = append(rest, e)
+		}
+	}
+	return append(out, sortedByPC(rest)...)
+}

@@ -1,0 +1,53 @@
+// Command att-stats folds decoded waves into per-instruction statistics:
+// for every program counter the hit count and the latency, stall and idle
+// cycles (python-layer §4.1), the hotspot table a kernel developer reads
+// first.
+//
+// Usage:
+//
+//	att-stats [--index FILE] [--format csv|code.json|json|pprof] [-o FILE]
+//	          [--expect CONTROL.csv]… [--run N | --merge-runs] [--jq FILTER]
+//	          [STREAM…]
+//
+// STREAMs are record streams from att-decode: files, or "-" / none for
+// standard input; concatenated streams are fine, each part keeps the run of
+// its header. --index gives the code metadata (an index stream from
+// co-index, or a code.json): ISA text, source lines, labels and line
+// numbers. Without it every traced PC gets a row with empty text.
+//
+// Formats:
+//
+//	csv        the stats CSV of rocprof-trace-decoder (CodeObj, Vaddr,
+//	           Instruction, Hitcount, Latency, Stall, Idle, Source; CRLF)
+//	code.json  the viewer's code.json with the counters filled in
+//	json       one JSON object per PC a line, for jq
+//	pprof      a gzipped pprof profile: sample types hits, latency, stall,
+//	           idle; one location per PC named by its ISA text, at the source
+//	           file:line of the index; try go tool pprof -top, -list, -http
+//
+// Runs are kept apart: an input holding several runs needs --run N (fold
+// that run only) or --merge-runs (fold them together).
+//
+// --jq FILTER folds only the wave records the jq program accepts (on the
+// JSON projection of att-decode --format json), e.g. '.simd == 0'.
+//
+// --expect compares the counters with control CSVs (stats-CSV form; rows
+// of a PC add up over all files) as validate_expected does, prints each
+// mismatching PC on stderr and exits 1 if there is any. With --expect and
+// neither --format nor -o, no statistics are written.
+//
+// When an index is given but some executed PCs are not in it, att-stats
+// warns and still writes them (rows without text, line numbers after the
+// index's). When none of the executed PCs is in the index, the index
+// belongs to other code objects: att-stats fails (exit 1) and writes
+// nothing.
+//
+// Exit status: 0 ok; 1 bad or truncated input, mismatch with the control,
+// index that matches nothing; 2 usage (including several runs without --run
+// or --merge-runs); 3 input that is not a record stream, or an unsupported
+// version.
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/fold"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+type flags struct {
+	cli.VersionFlag
+	Index     string   `help:"Code metadata: an index stream (co-index) or a code.json." placeholder:"FILE"`
+	Format    string   `help:"Output format: csv (default), code.json, json (one object per PC a line) or pprof." enum:"csv,code.json,json,pprof," default:"" placeholder:"FORMAT"`
+	Output    string   `short:"o" help:"Write the output to FILE (atomically) instead of stdout." placeholder:"FILE"`
+	Expect    []string `help:"Compare the counters with this control CSV (repeatable; rows of one PC add up); exit 1 on any mismatch." placeholder:"CONTROL.csv" sep:"none"`
+	Run       *int     `help:"Fold only the parts of run N." placeholder:"N"`
+	MergeRuns bool     `help:"Fold all runs together."`
+	Jq        string   `help:"Fold only the wave records this jq program accepts." placeholder:"FILTER"`
+	Streams   []string `arg:"" optional:"" help:"Record streams (att-decode output); none or - reads stdin."`
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &cli.Env{Name: "att-stats", Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	var f flags
+	if code, done := env.Parse(&f, "Fold decoded waves into per-instruction statistics.", args); done {
+		return code
+	}
+	return env.Fail(stats(env, &f))
+}
+
+func stats(env *cli.Env, f *flags) error {
+	if f.Run != nil && f.MergeRuns {
+		return cli.Errorf(cli.ExitUsage, "--run and --merge-runs exclude each other")
+	}
+	var filter *wire.Filter
+	if f.Jq != "" {
+		var err error
+		if filter, err = wire.CompileFilter(f.Jq); err != nil {
+			return err
+		}
+	}
+	var ix *wire.Index
+	if f.Index != "" {
+		var err error
+		if ix, err = wire.ReadIndexFile(f.Index); err != nil {
+			return fmt.Errorf("reading index: %w", err)
+		}
+	}
+	folds, err := foldStreams(env, f, ix, filter)
+	if err != nil {
+		return err
+	}
+	fo, err := pickRun(f, folds)
+	if err != nil {
+		return err
+	}
+	if err := checkIndex(env, f.Index, ix, fo); err != nil {
+		return err
+	}
+	for _, path := range f.Expect {
+		if err := readControl(env, fo, path); err != nil {
+			return err
+		}
+	}
+	if len(f.Expect) == 0 || f.Format != "" || f.Output != "" {
+		if err := writeOutput(env, f, fo); err != nil {
+			return err
+		}
+	}
+	if len(f.Expect) > 0 {
+		msgs := fo.Validate()
+		for _, m := range msgs {
+			fmt.Fprintln(env.Stderr, m)
+		}
+		if len(msgs) > 0 {
+			return cli.Errorf(cli.ExitFailed, "%d PC(s) differ from the control CSV", len(msgs))
+		}
+	}
+	return nil
+}
+
+// foldStreams reads every input and folds its waves, one fold per run
+// (all in run 0's slot with --merge-runs). With --run, other runs are
+// skipped.
+func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter) (map[int]*fold.Fold, error) {
+	paths := f.Streams
+	if len(paths) == 0 {
+		paths = []string{"-"}
+	}
+	folds := map[int]*fold.Fold{}
+	seen := map[int]bool{}
+	var rd *wire.Reader
+	for _, p := range paths {
+		in, name, err := env.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		if rd == nil {
+			rd = wire.NewReader(in, name)
+		} else {
+			rd.Reset(in, name)
+		}
+		var cur *fold.Fold
+		for rd.Scan() {
+			if rd.Kind() == wire.KindHeader {
+				r := rd.Header().Trace.Run
+				seen[r] = true
+				cur = nil
+				if f.Run != nil && r != *f.Run {
+					continue
+				}
+				key := r
+				if f.MergeRuns {
+					key = 0
+				}
+				if cur = folds[key]; cur == nil {
+					cur = fold.New(ix)
+					folds[key] = cur
+				}
+				continue
+			}
+			b := rd.Batch()
+			if cur == nil || b.Type != wire.TypeWave {
+				continue
+			}
+			if filter != nil {
+				if err := filter.Apply(rd.Header(), b); err != nil {
+					in.Close()
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+			}
+			for i := range b.Waves {
+				cur.AddWave(&b.Waves[i])
+			}
+		}
+		in.Close()
+		if err := rd.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if f.Run != nil && len(folds) == 0 {
+		return nil, cli.Errorf(cli.ExitFailed, "no part of the input is run %d (runs present: %s)",
+			*f.Run, runList(seen))
+	}
+	if f.Run == nil && !f.MergeRuns && len(folds) > 1 {
+		return nil, cli.Errorf(cli.ExitUsage,
+			"the input holds runs %s: choose one with --run N, or fold them together with --merge-runs",
+			runList(seen))
+	}
+	return folds, nil
+}
+
+func pickRun(f *flags, folds map[int]*fold.Fold) (*fold.Fold, error) {
+	for _, fo := range folds {
+		return fo, nil
+	}
+	return nil, fmt.Errorf("no input") // unreachable: an empty input fails in the reader
+}
+
+func runList(seen map[int]bool) string {
+	var s []string
+	for _, r := range slices.Sorted(maps.Keys(seen)) {
+		s = append(s, fmt.Sprint(r))
+	}
+	return strings.Join(s, ", ")
+}
+
+// checkIndex tells whether the index describes the traced code: a warning
+// when some executed PCs are missing from it, an error when all are.
+func checkIndex(env *cli.Env, name string, ix *wire.Index, fo *fold.Fold) error {
+	if ix == nil {
+		return nil
+	}
+	var total, missing, missingPCs int64
+	missCO := map[uint64]bool{}
+	indexCO := map[uint64]bool{}
+	for _, e := range fo.Entries() {
+		if e.InIndex {
+			indexCO[e.PC.CodeObjectID] = true
+		}
+		total += e.Hit
+		if !e.InIndex && e.Hit > 0 {
+			missing += e.Hit
+			missingPCs++
+			missCO[e.PC.CodeObjectID] = true
+		}
+	}
+	if missing == 0 {
+		return nil
+	}
+	detail := fmt.Sprintf("code objects of the missing PCs: %s; index %s has code objects: %s",
+		coList(missCO), name, coList(indexCO))
+	if missing == total && len(indexCO) > 0 {
+		return cli.Errorf(cli.ExitFailed,
+			"the index matches none of the %d PCs the trace executed (%s): is it the index of this trace's code objects?",
+			missingPCs, detail)
+	}
+	env.Warnf("%d of %d executed instructions (%d PCs) are not in the index; they get rows without ISA text (%s)",
+		missing, total, missingPCs, detail)
+	return nil
+}
+
+func coList(m map[uint64]bool) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var s []string
+	for _, c := range slices.Sorted(maps.Keys(m)) {
+		s = append(s, fmt.Sprint(c))
+	}
+	return strings.Join(s, ", ")
+}
+
+func readControl(env *cli.Env, fo *fold.Fold, path string) error {
+	in, name, err := env.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading control CSV: %w", err)
+	}
+	defer in.Close()
+	return fo.ReadControl(bufio.NewReader(in), name)
+}
+
+func writeOutput(env *cli.Env, f *flags, fo *fold.Fold) error {
+	write := func(w io.Writer) error {
+		switch f.Format {
+		case "code.json":
+			_, err := w.Write(fo.CodeJSON())
+			return err
+		case "json":
+			return writeJSON(w, fo)
+		case "pprof":
+			return writePprof(w, fo)
+		}
+		return fo.WriteCSV(w)
+	}
+	if f.Output != "" {
+		return cli.WriteFileAtomic(f.Output, write)
+	}
+	return write(env.Stdout)
+}
