@@ -1,0 +1,42 @@
+// Command co-index indexes AMDGPU code objects (.hsaco, .co, .out: ELF with
+// DWARF) for the other attkit tools: for every instruction its address,
+// size, ISA text (branch operands normalised), source file:line with the
+// inlined call chain, and the function and debug labels, in the order and
+// numbering of the viewer's code.json (python-layer spec §3). It is the
+// counterpart of upstream's codegen.py and generate_code.py.
+//
+// Usage:
+//
+//	co-index [--format msgpack|json|code.json] [-o FILE] [--snapshots DIR]
+//	         [--objdump PATH] [--code-object ID=PATH]… [CODEOBJ…]
+//
+// Each CODEOBJ gets the code object id its file name carries
+// (…code_object_id_<N>…, or the integer after the last "_" of the stem; a
+// single file without one gets 0); --code-object ID=PATH gives an id
+// explicitly. Objects are indexed in the order given: the CODEOBJ
+// arguments, then the --code-object pairs. Two inputs with one id are an
+// error.
+//
+// --format msgpack (the default) writes the index stream (docs/wire.md)
+// that att-decode, att-stats and att-rcv read with --index; json writes the
+// same index as JSON lines, one object per line with a "type" member
+// (header, object, row, kernel, funcmap…; see internal/codeobj); code.json
+// writes the viewer's code.json with zero counters. -o writes FILE
+// atomically instead of standard output. --snapshots DIR copies the source
+// files the rows name into DIR as source_<i>_<name> with snapshots.json.
+//
+// Disassembly runs llvm-objdump: --objdump PATH, else $LLVM_OBJDUMP, else
+// the first that can disassemble the object's target among
+// $ROCM_HOME/$ROCM_PATH, TheRock and /opt/rocm installs (llvm/bin, bin),
+// then llvm-objdump-19, -18, -17 (then -20…-22) and llvm-objdump on PATH.
+// The tool used is named in the index header.
+//
+// Exit status: 0 ok; 1 failure (missing file, no usable llvm-objdump,
+// unreadable DWARF); 2 usage (bad flags, ambiguous or duplicate ids);
+// 3 not an ELF file or not an AMDGPU code object. Nothing is written on
+// failure.
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

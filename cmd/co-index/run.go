@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/codeobj"
+	"github.com/attkit/attkit/internal/snapshot"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+type flags struct {
+	cli.VersionFlag
+	Format     string   `help:"Output: msgpack (index stream), json (JSON lines) or code.json." enum:"msgpack,json,code.json" default:"msgpack"`
+	Output     string   `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
+	Snapshots  string   `placeholder:"DIR" help:"Copy the source files the index names into DIR, with snapshots.json."`
+	Objdump    string   `placeholder:"PATH" help:"The llvm-objdump to use (default: $LLVM_OBJDUMP, ROCm installs, llvm-objdump-19… on PATH)."`
+	CodeObject []string `name:"code-object" placeholder:"ID=PATH" help:"A code object with an explicit id (repeatable)."`
+	Inputs     []string `arg:"" optional:"" name:"CODEOBJ" help:"Code objects; ids inferred from the names (…code_object_id_N…)."`
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &cli.Env{Name: "co-index", Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	var f flags
+	if code, done := env.Parse(&f, "Index AMDGPU code objects: ISA, sizes, source lines and labels per instruction.", args); done {
+		return code
+	}
+	return env.Fail(index(env, &f))
+}
+
+func index(env *cli.Env, f *flags) error {
+	inputs, err := inputsOf(f)
+	if err != nil {
+		return err
+	}
+	inputs, err = codeobj.Normalize(inputs)
+	if err != nil {
+		return err
+	}
+	od := &codeobj.Objdump{Explicit: f.Objdump}
+	ix, err := codeobj.Build(context.Background(), inputs, codeobj.Options{
+		Objdump:  od,
+		Producer: "co-index " + cli.Version(),
+	})
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	switch f.Format {
+	case "json":
+		err = codeobj.WriteJSON(&buf, ix)
+	case "code.json":
+		buf.Write(ix.CodeJSON())
+	default:
+		err = wire.WriteIndex(&buf, ix)
+	}
+	if err != nil {
+		return err
+	}
+	if f.Snapshots != "" {
+		if _, err := snapshot.Write(f.Snapshots, ix); err != nil {
+			return err
+		}
+	}
+	if f.Output != "" && f.Output != "-" {
+		return cli.WriteFileAtomic(f.Output, func(w io.Writer) error {
+			_, err := w.Write(buf.Bytes())
+			return err
+		})
+	}
+	_, err = env.Stdout.Write(buf.Bytes())
+	return err
+}
+
+// inputsOf collects the inputs: positional paths with inferred ids, then
+// the explicit --code-object pairs.
+func inputsOf(f *flags) ([]codeobj.Input, error) {
+	if len(f.Inputs) == 0 && len(f.CodeObject) == 0 {
+		return nil, cli.Errorf(cli.ExitUsage, "no code objects given (usage: co-index [flags] CODEOBJ…; see --help)")
+	}
+	var inputs []codeobj.Input
+	if len(f.Inputs) > 0 {
+		in, err := codeobj.InferIDs(f.Inputs)
+		if err != nil {
+			return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+		}
+		inputs = append(inputs, in...)
+	}
+	for _, pair := range f.CodeObject {
+		id, path, ok := strings.Cut(pair, "=")
+		n, err := strconv.ParseUint(strings.TrimSpace(id), 10, 64)
+		if !ok || err != nil || path == "" {
+			return nil, cli.Errorf(cli.ExitUsage, "--code-object %q: want ID=PATH with a decimal id", pair)
+		}
+		inputs = append(inputs, codeobj.Input{ID: n, Path: path})
+	}
+	// Ids collide before paths are checked: the message names the
+	// arguments as given.
+	if err := codeobj.CheckIDs(inputs); err != nil {
+		return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+	}
+	return inputs, nil
+}
