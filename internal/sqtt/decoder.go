@@ -1,0 +1,261 @@
+package sqtt
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/attkit/attkit/internal/backend"
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// Version is the native decoder's version as recorded in stream headers.
+// It follows the behaviour of the newest library revision the
+// specification describes (0.2.x); see the package comment.
+const Version = "0.1.0"
+
+// DefaultPoolLimit is the default of Decoder.PoolLimit.
+const DefaultPoolLimit = 1 << 20
+
+// Decoder is the native decoder. The zero value is ready to use; a Decoder
+// holds no state between calls to Decode and may be used by several
+// goroutines at once.
+type Decoder struct {
+	// PoolLimit bounds the occupancy, perf-counter and realtime records
+	// pooled until the end of a buffer; 0 means DefaultPoolLimit. Shader
+	// data is flushed every 65536 records as the library does.
+	PoolLimit int
+}
+
+// New returns a native decoder.
+func New() *Decoder { return &Decoder{} }
+
+// Name implements backend.Decoder: "native".
+func (d *Decoder) Name() string { return "native" }
+
+// Version implements backend.Decoder.
+func (d *Decoder) Version() string { return Version }
+
+var _ backend.Decoder = (*Decoder)(nil)
+
+// Arch is the architecture a trace header announces.
+type Arch struct {
+	GFXIP    int    // GFXIP major the decoder reports: 9, 10, 11, 12 (12 for MI400 too); 0 unknown
+	Name     string // "gfx9 (MI300)", "gfx11", "MI400", ...
+	Version2 int    // gfx9 software header version2 (4, 5, 6); RDNA header version
+}
+
+// Supported reports whether the native decoder decodes this architecture.
+func (a Arch) Supported() bool { return a.GFXIP == 9 }
+
+// An ArchError reports a trace the native decoder does not decode: not a
+// trace at all, an unknown architecture, or one it does not support yet.
+// Its exit code is 3.
+type ArchError struct {
+	Arch   Arch
+	Header uint64 // the first 8 bytes, little-endian
+	Msg    string
+}
+
+func (e *ArchError) Error() string { return e.Msg }
+
+// ExitCode implements cli.ExitCoder.
+func (e *ArchError) ExitCode() int { return cli.ExitFormat }
+
+// A DataError reports malformed trace data (the library's
+// INVALID_SHADER_DATA status) at a byte offset of the file. Its exit code
+// is 1.
+type DataError struct {
+	Offset int64
+	Msg    string
+}
+
+func (e *DataError) Error() string {
+	return fmt.Sprintf("invalid shader data at byte %d: %s", e.Offset, e.Msg)
+}
+
+// ExitCode implements cli.ExitCoder.
+func (e *DataError) ExitCode() int { return cli.ExitFailed }
+
+// Detect reads the architecture from the first 8 bytes of a trace
+// (section 1.2). It fails with an *ArchError when the header is not a trace
+// header; an Arch it returns may still be unsupported.
+func Detect(head []byte) (Arch, error) {
+	if len(head) < 8 {
+		return Arch{}, &ArchError{Msg: fmt.Sprintf(
+			"not a thread trace: %d bytes, shorter than the 8-byte header", len(head))}
+	}
+	h := binary.LittleEndian.Uint64(head)
+	legacy := h & 0x1FFF
+	v2 := int(h>>13) & 7
+	if (legacy == 0 || legacy == 0x11) && v2 >= 4 && v2 <= 6 {
+		name := map[int]string{4: "gfx9 (MI200 or earlier)", 5: "gfx9 (MI300)", 6: "gfx9 (MI350)"}[v2]
+		return Arch{GFXIP: 9, Name: name, Version2: v2}, nil
+	}
+	unknown := &ArchError{Header: h, Msg: fmt.Sprintf(
+		"not a thread trace of a known architecture (header 0x%016x); "+
+			"if it is one, try --backend rocm", h)}
+	if legacy == 0 {
+		return Arch{}, unknown
+	}
+	var a Arch
+	switch ver := int(h>>7) & 0x3F; ver {
+	case 1, 2:
+		a = Arch{GFXIP: 10, Name: "gfx10 (RDNA2)", Version2: ver}
+	case 3:
+		a = Arch{GFXIP: 11, Name: "gfx11 (RDNA3)", Version2: ver}
+	case 4:
+		a = Arch{GFXIP: 12, Name: "gfx12 (RDNA4)", Version2: ver}
+	case 5:
+		a = Arch{GFXIP: 12, Name: "MI400 (gfx12.5)", Version2: ver}
+	default:
+		return Arch{}, unknown
+	}
+	return a, nil
+}
+
+func unsupported(a Arch, h uint64) error {
+	return &ArchError{Arch: a, Header: h, Msg: fmt.Sprintf(
+		"%s thread trace: the native decoder handles gfx9 (MI200, MI300, MI350) only; "+
+			"decode it with --backend rocm", a.Name)}
+}
+
+// Decode implements backend.Decoder: it decodes the trace read from r,
+// asking p for instruction text (p may be nil: no instruction then gets a
+// PC), and calls emit for every batch in the library's callback order. The
+// batch passed to emit is reused: emit must copy what it keeps. An empty
+// input decodes to nothing, as the library does for a buffer of size 0.
+func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit backend.Emit) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	head, err := br.Peek(8)
+	if len(head) == 0 && errors.Is(err, io.EOF) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	arch, err := Detect(head)
+	if err != nil {
+		return err
+	}
+	h := binary.LittleEndian.Uint64(head)
+	if !arch.Supported() {
+		return unsupported(arch, h)
+	}
+	ps := &parseState{
+		em:    emitter{emit: emit},
+		cache: newISACache(p, arch.GFXIP),
+		limit: d.PoolLimit,
+	}
+	if ps.limit <= 0 {
+		ps.limit = DefaultPoolLimit
+	}
+	br.Discard(8)
+	g := newGFX9(ctx, ps, br, h)
+	return g.run()
+}
+
+// parseState is what one parse call shares across its buffers (5.1): the
+// instruction cache, GFXIP and the once-only records.
+type parseState struct {
+	em             emitter
+	cache          *isaCache
+	limit          int
+	sentGFXIP      bool
+	sentIncomplete bool // INFO WAVE_INCOMPLETE
+	sentStitch     bool // INFO STITCH_INCOMPLETE
+	sentRTFreq     bool
+}
+
+// emitter delivers records through the Emit callback, one wire.Batch per
+// library callback, reusing the batch.
+type emitter struct {
+	emit  backend.Emit
+	b     wire.Batch
+	wave  [1]wire.Wave
+	event [1]wire.Event
+	disp  [1]wire.Dispatch
+	info  [1]wire.Info
+	err   error
+}
+
+func (e *emitter) send() error {
+	if e.err != nil {
+		return e.err
+	}
+	e.err = e.emit(&e.b)
+	return e.err
+}
+
+func (e *emitter) gfxip(v int) error {
+	e.b = wire.Batch{Type: wire.TypeGFXIP, GFXIP: uint64(v)}
+	return e.send()
+}
+
+func (e *emitter) rtFrequency(hz uint64) error {
+	e.b = wire.Batch{Type: wire.TypeRTFrequency, RTFrequency: hz}
+	return e.send()
+}
+
+func (e *emitter) infoRec(v wire.Info) error {
+	e.info[0] = v
+	e.b = wire.Batch{Type: wire.TypeInfo, Info: e.info[:]}
+	return e.send()
+}
+
+func (e *emitter) eventRec(ev wire.Event) error {
+	ev.Size = 40
+	e.event[0] = ev
+	e.b = wire.Batch{Type: wire.TypeEvent, Events: e.event[:]}
+	return e.send()
+}
+
+func (e *emitter) dispatchRec(d wire.Dispatch) error {
+	d.Size = 80
+	e.disp[0] = d
+	e.b = wire.Batch{Type: wire.TypeDispatch, Dispatches: e.disp[:]}
+	return e.send()
+}
+
+func (e *emitter) waveRec(w wire.Wave) error {
+	e.wave[0] = w
+	e.b = wire.Batch{Type: wire.TypeWave, Waves: e.wave[:]}
+	return e.send()
+}
+
+func (e *emitter) occupancy(o []wire.Occupancy) error {
+	if len(o) == 0 {
+		return e.err
+	}
+	e.b = wire.Batch{Type: wire.TypeOccupancy, Occupancy: o}
+	return e.send()
+}
+
+func (e *emitter) perf(p []wire.PerfEvent) error {
+	if len(p) == 0 {
+		return e.err
+	}
+	e.b = wire.Batch{Type: wire.TypePerfEvent, PerfEvents: p}
+	return e.send()
+}
+
+func (e *emitter) shaderData(s []wire.ShaderData) error {
+	if len(s) == 0 {
+		return e.err
+	}
+	e.b = wire.Batch{Type: wire.TypeShaderData, ShaderData: s}
+	return e.send()
+}
+
+func (e *emitter) realtime(r []wire.Realtime) error {
+	if len(r) == 0 {
+		return e.err
+	}
+	e.b = wire.Batch{Type: wire.TypeRealtime, Realtime: r}
+	return e.send()
+}

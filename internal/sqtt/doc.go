@@ -1,0 +1,25 @@
+// Package sqtt is attkit's native decoder of AMD thread traces (ATT/SQTT):
+// it turns the bytes of one shader engine's .att file into the records AMD's
+// rocprof-trace-decoder library delivers, in the library's callback order,
+// without the library.
+//
+// The format and the algorithms follow the clean-room specification in
+// shared/spec/sqtt-format.md (sections 1, 2.1, 2.2, 3 and 4), taking the
+// newest library behaviour where it differs from the 0.1.6 binary. Only gfx9
+// traces (MI100, MI200, MI300, MI350) are decoded today; RDNA (gfx10, gfx11,
+// gfx12) and MI400 traces are recognised from their header and refused with
+// an error that suggests the ROCm backend. Architecture-specific code lives
+// in gfx9*.go (and, later, rdna*.go); the files without a prefix hold what
+// all architectures share: header detection, the register and
+// instrumentation state (2.1), the instruction cache and the stitcher (3)
+// and the record emitter (4).
+//
+// Decoding streams: the trace is read through a bufio.Reader, and the
+// decoder keeps only per-wave state for the waves in flight on the target
+// CU, the running-wave table for occupancy, the instruction cache (one entry
+// per PC seen) and the records the library pools until the end of the
+// buffer. Those pools (occupancy, perf counters, realtime pairs) are bounded
+// by Decoder.PoolLimit: past it a batch is delivered early, which changes
+// batch boundaries but not records (except that the late code-object
+// attribution of 2.1.3 cannot reach records already delivered).
+package sqtt

@@ -1,0 +1,865 @@
+package sqtt
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// gfx9 token types (2.2.2).
+const (
+	tMisc       = 0
+	tTime       = 1
+	tReg        = 2
+	tWaveStart  = 3
+	tWaveAlloc  = 4
+	tRegCS      = 5
+	tWaveEnd    = 6
+	tEvent      = 7
+	tEventCS    = 8
+	tEventGFX1  = 9
+	tInst       = 10
+	tInstPC     = 11
+	tShaderData = 12
+	tIssue      = 13
+	tPerf       = 14
+	tRegCSPriv  = 15
+)
+
+// gfx9 MISC types.
+const (
+	miscTime         = 0
+	miscTimeReset    = 1
+	miscPacketLost   = 2
+	miscSurfaceSync  = 3
+	miscTTStallBegin = 4
+	miscTTStallEnd   = 5
+	miscSaveContext  = 6
+)
+
+// gfx9 INST types (2.2.4).
+const (
+	instSMEMRd       = 0
+	instSALU32       = 1
+	instVMEMRd       = 2
+	instVMEMWr       = 3
+	instFlatWr       = 4
+	instVALU32       = 5
+	instLDS          = 6
+	instPC           = 7
+	instJump         = 12
+	instNext         = 13
+	instFlatRd       = 14
+	instOtherMsg     = 15
+	instSMEMWr       = 16
+	instSALU64       = 17
+	instVALU64       = 18
+	instReplayFirst  = 19
+	instReplayLast   = 24
+	instVALUMAI      = 28
+	instGoToTrap     = 29
+	gfx9Slots        = 10
+	gfx9SIMDs        = 4
+	shaderDataFlush  = 65536
+	occupancyDBFlush = 65536
+	// lookAheadLimit bounds the tokens queued while looking for the TIME
+	// token after a TIME_RESET; the library would read to the end.
+	lookAheadLimit = 1 << 20
+)
+
+// gfx9TokenLen is the token length in bytes by type.
+var gfx9TokenLen = [16]int{2, 8, 8, 4, 2, 6, 2, 2, 2, 2, 2, 8, 6, 4, 8, 6}
+
+// gfx9InstClass maps INST types with a category to (category, phase add).
+// Types missing here are dropped.
+var gfx9InstClass = func() (m [32]struct {
+	cat   wire.InstCategory
+	phase int64
+	ok    bool
+}) {
+	set := func(cat wire.InstCategory, phase int64, types ...int) {
+		for _, t := range types {
+			m[t].cat, m[t].phase, m[t].ok = cat, phase, true
+		}
+	}
+	set(wire.CatSMEM, 5, instSMEMRd, instSMEMWr)
+	set(wire.CatSALU, 5, instSALU32, instSALU64)
+	set(wire.CatVMEM, 0, instVMEMRd, instVMEMWr)
+	set(wire.CatFLAT, 0, instFlatWr, instFlatRd)
+	set(wire.CatVALU, 2, instVALU32, instVALU64, instVALUMAI)
+	set(wire.CatLDS, 1, instLDS)
+	set(wire.CatSALU, 0, instPC)
+	set(wire.CatJump, 1, instJump)
+	set(wire.CatNext, 1, instNext)
+	set(wire.CatMessage, 1, instOtherMsg)
+	set(wire.CatContext, 0, instGoToTrap)
+	return m
+}()
+
+// gfx9ReplayOf is the original type of each XNACK replay type.
+var gfx9ReplayOf = [...]int{19: instSMEMRd, 20: instSMEMWr, 21: instVMEMRd, 22: instVMEMWr,
+	23: instFlatWr, 24: instFlatRd}
+
+type token struct {
+	v   uint64
+	off int64 // byte offset in the file
+	typ uint8
+}
+
+func (t token) isTimeReset() bool { return t.typ == tMisc && (t.v>>13)&7 == miscTimeReset }
+
+type occSlot struct {
+	running bool
+	pc      wire.PC
+}
+
+type perfKey struct {
+	seen bool
+	last int64
+}
+
+// gfx9 decodes one gfx9 buffer.
+type gfx9 struct {
+	ctx context.Context
+	ps  *parseState
+	em  *emitter
+
+	// software header
+	targetCU     uint8
+	doubleBuffer bool
+
+	// token reader
+	br     *bufio.Reader
+	buf    []byte
+	pos    int
+	off    int64 // file offset of buf[0]
+	eof    bool
+	err    error
+	clock  int64
+	base   int64
+	queue  []token
+	qh     int
+	ntoken int
+
+	regs regState
+	rt   struct {
+		op             uint32
+		remaining, idx int
+		low, hi, now   uint64
+	}
+	waves      [gfx9SIMDs][gfx9Slots]*wave
+	free       []*wave
+	phase      int64
+	running    [2048]occSlot
+	occ        []wire.Occupancy
+	sd         []wire.ShaderData
+	realtime   []wire.Realtime
+	perf       []wire.PerfEvent
+	perfKeys   [64]perfKey
+	packetLost bool
+}
+
+func newGFX9(ctx context.Context, ps *parseState, br *bufio.Reader, h uint64) *gfx9 {
+	return &gfx9{
+		ctx:          ctx,
+		ps:           ps,
+		em:           &ps.em,
+		targetCU:     uint8(h>>20) & 0x1F,
+		doubleBuffer: h>>32&1 != 0,
+		br:           br,
+		off:          8,
+		regs:         newRegState(),
+		phase:        15,
+	}
+}
+
+// run decodes the buffer and delivers its records.
+func (g *gfx9) run() error {
+	if !g.ps.sentGFXIP {
+		g.ps.sentGFXIP = true
+		if err := g.em.gfxip(9); err != nil {
+			return err
+		}
+	}
+	if err := g.refill(); err != nil {
+		return err
+	}
+	if len(g.buf) == 0 {
+		return &DataError{Offset: 8, Msg: "gfx9 trace holds only its 8-byte header"}
+	}
+	for {
+		var t token
+		if g.qh < len(g.queue) {
+			t = g.queue[g.qh]
+			g.qh++
+			if g.qh == len(g.queue) {
+				g.queue, g.qh = g.queue[:0], 0
+			}
+		} else {
+			var ok bool
+			if t, ok = g.read(); !ok {
+				break
+			}
+		}
+		if err := g.deliver(t); err != nil {
+			return err
+		}
+		if g.ntoken++; g.ntoken&0xFFFF == 0 {
+			if err := g.ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	if g.err != nil {
+		return g.err
+	}
+	return g.endOfBuffer()
+}
+
+// refill makes at least 8 unread bytes available, or all that remain.
+func (g *gfx9) refill() error {
+	if g.pos > 0 {
+		g.br.Discard(g.pos)
+		g.off += int64(g.pos)
+		g.pos = 0
+	}
+	_, err := g.br.Peek(8)
+	switch {
+	case err == nil || errors.Is(err, bufio.ErrBufferFull):
+	case errors.Is(err, io.EOF):
+		g.eof = true
+	default:
+		return err
+	}
+	g.buf, _ = g.br.Peek(g.br.Buffered())
+	return nil
+}
+
+// read returns the next token of the stream. At the end, a token cut short
+// is dropped silently (2.2.2).
+func (g *gfx9) read() (token, bool) {
+	if g.err != nil {
+		return token{}, false
+	}
+	if len(g.buf)-g.pos < 8 && !g.eof {
+		if err := g.refill(); err != nil {
+			g.err = err
+			return token{}, false
+		}
+	}
+	rem := len(g.buf) - g.pos
+	if rem == 0 {
+		return token{}, false
+	}
+	typ := g.buf[g.pos] & 0xF
+	n := gfx9TokenLen[typ]
+	if rem < n {
+		return token{}, false
+	}
+	var v uint64
+	if rem >= 8 {
+		v = binary.LittleEndian.Uint64(g.buf[g.pos:])
+		if n < 8 {
+			v &= 1<<(8*n) - 1
+		}
+	} else {
+		for i := n - 1; i >= 0; i-- {
+			v = v<<8 | uint64(g.buf[g.pos+i])
+		}
+	}
+	t := token{v: v, off: g.off + int64(g.pos), typ: typ}
+	g.pos += n
+	return t, true
+}
+
+// deliver applies a token's time delta and hands it to its handler.
+func (g *gfx9) deliver(t token) error {
+	if t.typ == tMisc {
+		g.clock += int64(t.v>>4&0xFF) * 4
+	} else {
+		g.clock += int64(t.v>>4&1) * 4
+	}
+	now := g.clock
+	switch t.typ {
+	case tInst:
+		return g.inst(t, now)
+	case tIssue:
+		g.issue(t.v, now)
+	case tMisc:
+		return g.misc(t, now)
+	case tWaveStart:
+		return g.waveStart(t, now)
+	case tWaveEnd:
+		return g.waveEnd(t, now)
+	case tInstPC:
+		return g.instPC(t)
+	case tReg:
+		return g.reg(t.v, now)
+	case tRegCS, tRegCSPriv:
+		return g.regCS(t.v, now)
+	case tShaderData:
+		return g.shaderData(t, now)
+	case tPerf:
+		return g.perfToken(t.v, now)
+	}
+	return nil
+}
+
+// timeReset looks for the TIME token that follows a TIME_RESET (2.2.3).
+func (g *gfx9) timeReset() {
+	for _, q := range g.queue[g.qh:] {
+		if q.isTimeReset() {
+			return
+		}
+	}
+	for len(g.queue)-g.qh < lookAheadLimit {
+		t, ok := g.read()
+		if !ok {
+			return
+		}
+		if t.typ == tTime {
+			abs := int64(t.v >> 16)
+			if g.base == 0 {
+				g.base = abs - g.clock + 4
+			}
+			if abs > g.base {
+				g.clock = (abs - g.base) &^ 3
+			}
+			return
+		}
+		g.queue = append(g.queue, t)
+		if t.isTimeReset() {
+			return
+		}
+	}
+}
+
+func (g *gfx9) event(typ wire.EventType, now int64, me, pipe uint8, flags uint16, payload uint64) error {
+	return g.em.eventRec(wire.Event{Time: now, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload})
+}
+
+func (g *gfx9) misc(t token, now int64) error {
+	switch (t.v >> 13) & 7 {
+	case miscTimeReset:
+		g.timeReset()
+	case miscPacketLost:
+		g.packetLost = true
+		return g.event(wire.EventPacketLoss, now, 0, 0, 0, 0)
+	case miscTTStallBegin:
+		return g.event(wire.EventTTStallBegin, now, 0, 0, 0, 0)
+	case miscTTStallEnd:
+		return g.event(wire.EventTTStallEnd, now, 0, 0, 0, 0)
+	case miscSaveContext:
+		for s := range g.waves {
+			for _, w := range g.waves[s] {
+				if w != nil {
+					w.trap = trapRequest
+				}
+			}
+		}
+		return g.event(wire.EventSaveContext, now, 0, 0, 0, 0)
+	}
+	return nil
+}
+
+func badSlot(t token, slot uint64) error {
+	return &DataError{Offset: t.off, Msg: fmt.Sprintf("wave slot %d > 9 in a token of type %d", slot, t.typ)}
+}
+
+func (g *gfx9) newWave(now int64, simd, slot uint8) *wave {
+	var w *wave
+	if n := len(g.free); n > 0 {
+		w = g.free[n-1]
+		g.free = g.free[:n-1]
+		w.reset()
+	} else {
+		w = &wave{}
+	}
+	w.begin, w.stateStart, w.curState = now, now, wire.StateIdle
+	w.cu, w.simd, w.id = g.targetCU, simd, slot
+	g.waves[simd][slot] = w
+	return w
+}
+
+func (g *gfx9) waveStart(t token, now int64) error {
+	v := t.v
+	sh, cu, slot, simd := v>>5&1, uint8(v>>6&0xF), v>>10&0xF, uint8(v>>14&3)
+	pipe, me, count, tg := uint8(v>>16&3), uint8(v>>18&3), int(v>>22&0x7F), uint8(v>>29&7)
+	if slot >= gfx9Slots {
+		return badSlot(t, slot)
+	}
+	pc := g.regs.startPC(me, pipe)
+	if cu == g.targetCU && sh == 0 {
+		w := g.waves[simd][slot]
+		if count > 64 {
+			if w == nil {
+				return nil
+			}
+			switch w.trap {
+			case trapRequest:
+				if w.contexts < 255 {
+					w.contexts++
+				}
+				w.trap = trapStandby
+				w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 4})
+				w.trapping = true
+			case trapStandby:
+				w.trap = trapWaitNewPC
+			}
+			return nil
+		}
+		if w == nil {
+			w = g.newWave(now, simd, uint8(slot))
+			w.me, w.pipe, w.wg = me, pipe, uint8(count)
+			if pc != (wire.PC{}) {
+				w.pcInfos = append(w.pcInfos, pcInfo{0, pc})
+			}
+		}
+	}
+	key := int(slot) | int(simd)<<5 | int(cu)<<7
+	o := &g.running[key]
+	if o.running {
+		o.pc = pc
+		return nil
+	}
+	o.running, o.pc = true, pc
+	g.occ = append(g.occ, wire.Occupancy{PC: pc, Time: uint64(now), CU: cu, SIMD: simd,
+		WaveID: uint8(slot), Start: true, MEID: me, PipeID: pipe, IsExt: true, WorkgroupID: tg})
+	return g.occFull()
+}
+
+func (g *gfx9) occFull() error {
+	if len(g.occ) >= g.ps.limit || g.doubleBuffer && len(g.occ) >= occupancyDBFlush {
+		return g.flushOcc()
+	}
+	return nil
+}
+
+func (g *gfx9) flushOcc() error {
+	for i := range g.occ {
+		g.occ[i].PC = g.regs.code.late(g.occ[i].PC)
+	}
+	err := g.em.occupancy(g.occ)
+	g.occ = g.occ[:0]
+	return err
+}
+
+func (g *gfx9) waveEnd(t token, now int64) error {
+	v := t.v
+	sh, cu, slot, simd := v>>5&1, uint8(v>>6&0xF), v>>10&0xF, uint8(v>>14&3)
+	if slot >= gfx9Slots {
+		return badSlot(t, slot)
+	}
+	if cu == g.targetCU && sh == 0 {
+		w := g.waves[simd][slot]
+		if w == nil || w.trap != trapRestored {
+			return nil
+		}
+		w.complete(now)
+		w.retranslate(&g.regs.code)
+		g.waves[simd][slot] = nil
+		err := g.ps.finishWave(w)
+		g.free = append(g.free, w)
+		if err != nil {
+			return err
+		}
+	}
+	key := int(slot) | int(simd)<<5 | int(cu)<<7
+	o := &g.running[key]
+	if o.running {
+		o.running = false
+		g.occ = append(g.occ, wire.Occupancy{PC: g.regs.code.late(o.pc), Time: uint64(now), CU: cu,
+			SIMD: simd, WaveID: uint8(slot), IsExt: true})
+	} else if !g.packetLost {
+		// A wave end without a start: a START and an END at time 0 with
+		// no PC, the START at the front of the pending batch.
+		syn := wire.Occupancy{CU: cu, SIMD: simd, WaveID: uint8(slot), IsExt: true, Start: true}
+		g.occ = append(g.occ, wire.Occupancy{})
+		copy(g.occ[1:], g.occ)
+		g.occ[0] = syn
+		syn.Start = false
+		g.occ = append(g.occ, syn)
+	}
+	return g.occFull()
+}
+
+// complete ends a wave at token time t (newest: t+4, current state).
+func (w *wave) complete(t int64) {
+	e := t + 4
+	if len(w.insts) > 0 && len(w.timeline) > 0 && e > w.stateStart {
+		w.timeline = append(w.timeline, wire.WaveState{Type: w.curState, Duration: int32(e - w.stateStart)})
+	}
+	w.curState = wire.StateEmpty
+	w.end, w.ended = e, true
+}
+
+func trim(prev *wire.Instruction, t int64) {
+	if t < end(prev) {
+		prev.Duration = int32(max(t-prev.Time, 4))
+		if int64(prev.Stall) > int64(prev.Duration) {
+			prev.Stall = uint32(prev.Duration)
+		}
+	}
+}
+
+func (g *gfx9) issue(v uint64, t int64) {
+	st := v >> 8
+	if st&0xFFFFF == 0 {
+		return
+	}
+	simd := v >> 5 & 3
+	for i := 0; i < gfx9Slots; i, st = i+1, st>>2 {
+		status := st & 3
+		if status == 0 {
+			continue
+		}
+		w := g.waves[simd][i]
+		if w == nil || w.trap != trapRestored {
+			continue
+		}
+		prev := w.curState
+		switch status {
+		case 3: // IMMED
+			ti := t
+			if n := len(w.insts); n > 0 && uint8(w.insts[n-1].Category) != catUnfinished {
+				last := &w.insts[n-1]
+				trim(last, t)
+				ti = min(end(last), t)
+			}
+			c := 4 + max(0, t-ti)
+			w.insts = append(w.insts, wire.Instruction{Time: ti, Category: wire.CatImmed,
+				Duration: int32(c), Stall: uint32(c)})
+			if w.stateStart < ti {
+				w.addTimeline(w.curState, ti-w.stateStart)
+			}
+			w.curState = wire.StateExec
+			w.timeline = append(w.timeline, wire.WaveState{Type: wire.StateWait, Duration: int32(c)})
+			w.stateStart = ti + c
+		case 1: // STALL
+			w.curState = wire.StateStall
+			w.stallStarts = append(w.stallStarts, t)
+		case 2: // INST
+			w.curState = wire.StateExec
+			w.issued = append(w.issued, len(w.insts))
+			w.insts = append(w.insts, wire.Instruction{Time: t, Category: wire.CatUnresolved})
+		}
+		if d := t - w.stateStart; d > 0 {
+			w.addTimeline(prev, d)
+		}
+		w.stateStart = max(t, w.stateStart)
+	}
+}
+
+func (g *gfx9) inst(t token, now int64) error {
+	slot, simd, k := t.v>>5&0xF, uint8(t.v>>9&3), int(t.v>>11&0x1F)
+	if slot >= gfx9Slots {
+		return badSlot(t, slot)
+	}
+	w := g.waves[simd][slot]
+	if w == nil {
+		w = g.newWave(now, simd, uint8(slot))
+	}
+	if w.trap == trapWaitNewPC && k == instPC {
+		w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
+		w.trap = trapRestored
+		if n := len(w.insts); n > 0 && w.insts[n-1].Category == wire.CatContext {
+			w.insts[n-1].Duration = int32(now + 4 - w.insts[n-1].Time)
+		}
+		return nil
+	}
+	if w.trap != trapRestored || w.issuedHead == len(w.issued) {
+		return nil
+	}
+	j := w.issued[w.issuedHead]
+	if w.issuedHead++; w.issuedHead == len(w.issued) {
+		w.issued, w.issuedHead = w.issued[:0], 0
+	}
+	n := len(w.insts)
+	if j >= n {
+		// An index left stale by an earlier deletion (open question 4) that
+		// now points past the end: the library would read out of bounds.
+		return nil
+	}
+	I := &w.insts[j]
+	if n >= 2 && I.Time < end(&w.insts[n-2]) {
+		g.phase++
+	}
+	if j > 0 {
+		trim(&w.insts[j-1], I.Time)
+	}
+	phase := (g.phase + int64(simd)) % 4
+	if k < len(w.lastOfType) {
+		w.lastOfType[k] = j + 1
+	}
+	cls := gfx9InstClass[k]
+	switch {
+	case cls.ok:
+		I.Category = cls.cat
+		phase += cls.phase
+		switch k {
+		case instPC:
+			w.pcInfos = append(w.pcInfos, pcInfo{j + 1, wire.PC{}})
+		case instGoToTrap:
+			w.trap = trapWaitNewPC
+			w.trapping = true
+			for p := range w.pcInfos {
+				if w.pcInfos[p].idx == n-1 {
+					w.pcInfos[p].idx++
+				}
+			}
+		}
+	case k >= instReplayFirst && k <= instReplayLast:
+		o := gfx9ReplayOf[k]
+		x := w.lastOfType[o]
+		w.lastOfType[o] = 0
+		if x > 0 && x < n && x < j {
+			X := &w.insts[x-1]
+			old := X.Duration
+			X.Duration = int32(max(int64(X.Duration), now+4-X.Time))
+			X.Stall += uint32(X.Duration - old)
+		}
+		w.insts = append(w.insts[:j], w.insts[j+1:]...)
+		return nil
+	default:
+		w.insts = append(w.insts[:j], w.insts[j+1:]...)
+		return nil
+	}
+	I.Duration = int32(4 + max(now-I.Time-4*(phase/4), 0))
+	if w.stallHead < len(w.stallStarts) && I.Time > w.stallStarts[w.stallHead] {
+		var p int64
+		if j > 0 {
+			p = end(&w.insts[j-1])
+		}
+		s := I.Time
+		for w.stallHead < len(w.stallStarts) && I.Time > w.stallStarts[w.stallHead] {
+			s = max(w.stallStarts[w.stallHead], p)
+			w.stallHead++
+		}
+		if w.stallHead == len(w.stallStarts) {
+			w.stallStarts, w.stallHead = w.stallStarts[:0], 0
+		}
+		I.Stall = uint32(max(I.Time-s, 0))
+		I.Duration = int32(max(I.Time+int64(I.Duration)-s, 4))
+		I.Time = s
+	}
+	return nil
+}
+
+func (g *gfx9) instPC(t token) error {
+	slot, simd := t.v>>5&0xF, t.v>>9&3
+	if slot >= gfx9Slots {
+		return badSlot(t, slot)
+	}
+	w := g.waves[simd][slot]
+	if w == nil || len(w.pcInfos) == 0 || w.trap != trapRestored {
+		return nil
+	}
+	p := 0
+	for i := len(w.pcInfos) - 1; i >= 0; i-- {
+		if w.pcInfos[i].pc != (wire.PC{}) {
+			p = i + 1
+			break
+		}
+	}
+	if p == len(w.pcInfos) {
+		w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.insts)})
+	}
+	w.pcInfos[p].pc = g.regs.code.translate((t.v >> 16) * 4)
+	return nil
+}
+
+func (g *gfx9) regCS(v uint64, now int64) error {
+	pipe, me := uint8(v>>5&3), uint8(((v>>7&3)+1)&1)
+	reg, data := uint32(v>>9&0x7F), uint32(v>>16)
+	d, flush := g.regs.csWrite(reg, data, me, pipe, 0)
+	switch {
+	case d != nil:
+		d.Time = now
+		return g.em.dispatchRec(*d)
+	case flush:
+		return g.event(wire.EventCSPartialFlush, now, me, pipe, 0, 0)
+	}
+	return nil
+}
+
+func (g *gfx9) reg(v uint64, now int64) error {
+	if v>>15&1 == 0 {
+		return nil
+	}
+	pipe, me := uint8(v>>5&3), uint8(((v>>7&3)+1)&1)
+	addr, data := v>>16&0xFFFF, uint32(v>>32)
+	switch addr {
+	case regUserData3:
+		if g.regs.ud2 != stateInactive {
+			return g.userData3(data, now)
+		}
+	case regUserData2:
+		ev, changed := g.regs.userData2(data, me, pipe)
+		if ev != nil {
+			return g.event(ev.typ, now, me, pipe, 0x1, uint64(uint32(ev.id)))
+		}
+		if changed {
+			g.reprocessPerf()
+		}
+	}
+	return nil
+}
+
+// userData3 runs the gfx9 realtime protocol (2.2.8).
+func (g *gfx9) userData3(data uint32, now int64) error {
+	rt := &g.rt
+	if rt.remaining == 0 {
+		op, d20 := data&0xFF, int(data>>12)
+		rt.op, rt.idx, rt.remaining = op, 0, d20
+		switch op {
+		case opRTTimestamp:
+			if d20 == 0 {
+				rt.remaining = 3
+			}
+		case opRTTimestampLo:
+			if d20 == 0 {
+				rt.remaining = 1
+			}
+			rt.low = rt.now
+		}
+		return nil
+	}
+	switch {
+	case rt.op == opRTTimestamp && rt.idx == 0:
+		rt.low = uint64(data)
+	case rt.op == opRTTimestamp && rt.idx == 1:
+		rt.hi = uint64(data)
+	case rt.op == opRTTimestamp && rt.idx == 2, rt.op == opRTTimestampLo && rt.idx == 0:
+		rt.now = uint64(data)
+	}
+	rt.idx++
+	rt.remaining--
+	if rt.remaining == 0 && (rt.op == opRTTimestamp || rt.op == opRTTimestampLo) {
+		if rt.now < rt.low {
+			rt.hi++
+		}
+		g.realtime = append(g.realtime, wire.Realtime{ShaderClock: now, RealtimeClock: rt.now | rt.hi<<32})
+		if len(g.realtime) >= g.ps.limit {
+			err := g.em.realtime(g.realtime)
+			g.realtime = g.realtime[:0]
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *gfx9) shaderData(t token, now int64) error {
+	v := t.v
+	cu, slot, simd := uint8(v>>6&0xF), v>>10&0xF, uint8(v>>14&3)
+	if slot >= gfx9Slots {
+		return badSlot(t, slot)
+	}
+	g.sd = append(g.sd, wire.ShaderData{Time: now, Value: v >> 16 & 0xFFFFFFFF, CU: cu, SIMD: simd, WaveID: uint8(slot)})
+	if len(g.sd) >= shaderDataFlush {
+		err := g.em.shaderData(g.sd)
+		g.sd = g.sd[:0]
+		return err
+	}
+	return nil
+}
+
+func (g *gfx9) perfToken(v uint64, now int64) error {
+	if v>>5&1 != 0 {
+		return nil
+	}
+	cu, bank := uint8(v>>6&0xF), uint8(v>>10&3)
+	p := wire.PerfEvent{Time: now - 4*int64(cu), CU: cu, Bank: bank}
+	for i := range p.Events {
+		p.Events[i] = uint16(v >> (12 + 13*i) & 0x1FFF)
+	}
+	k := &g.perfKeys[int(cu)<<2|int(bank)]
+	if n := g.regs.perfInterval; n > 0 && k.seen && k.last > 0 && p.Time > k.last+n {
+		g.perf = append(g.perf, wire.PerfEvent{Time: p.Time, CU: cu, Bank: bank})
+	}
+	g.perf = append(g.perf, p)
+	k.seen, k.last = true, p.Time
+	if len(g.perf) >= g.ps.limit {
+		err := g.em.perf(g.perf)
+		g.perf = g.perf[:0]
+		return err
+	}
+	return nil
+}
+
+// reprocessPerf inserts the zero records a newly announced counter interval
+// calls for into the records already pooled, then re-sorts them (2.2.9).
+func (g *gfx9) reprocessPerf() {
+	n := g.regs.perfInterval
+	if n <= 0 || len(g.perf) == 0 {
+		return
+	}
+	var last [64]int64
+	var seen [64]bool
+	orig := len(g.perf)
+	for i := 0; i < orig; i++ {
+		p := g.perf[i]
+		key := int(p.CU)<<2 | int(p.Bank)
+		if seen[key] && last[key] > 0 && p.Time > last[key]+n {
+			g.perf = append(g.perf, wire.PerfEvent{Time: last[key] + n, CU: p.CU, Bank: p.Bank})
+		}
+		seen[key], last[key] = true, p.Time
+	}
+	sort.SliceStable(g.perf, func(a, b int) bool { return g.perf[a].Time < g.perf[b].Time })
+}
+
+// endOfBuffer delivers what the library delivers at and after the end of
+// a buffer (2.2.6, 4.3).
+func (g *gfx9) endOfBuffer() error {
+	for s := range g.waves {
+		for _, w := range g.waves[s] {
+			if w != nil {
+				w.retranslate(&g.regs.code)
+			}
+		}
+	}
+	if err := g.flushOcc(); err != nil {
+		return err
+	}
+	if err := g.em.realtime(g.realtime); err != nil {
+		return err
+	}
+	if err := g.em.shaderData(g.sd); err != nil {
+		return err
+	}
+	if n := g.regs.perfInterval; n > 0 {
+		for key := range g.perfKeys {
+			if k := &g.perfKeys[key]; k.seen {
+				g.perf = append(g.perf, wire.PerfEvent{Time: k.last + n, CU: uint8(key >> 2), Bank: uint8(key & 3)})
+			}
+		}
+	}
+	for s := range g.waves {
+		for i, w := range g.waves[s] {
+			if w == nil {
+				continue
+			}
+			g.waves[s][i] = nil
+			if err := g.ps.finishWave(w); err != nil {
+				return err
+			}
+		}
+	}
+	if g.packetLost {
+		if err := g.em.infoRec(wire.InfoDataLost); err != nil {
+			return err
+		}
+	}
+	if f := g.regs.rtFreq; f != 0 && !g.ps.sentRTFreq {
+		g.ps.sentRTFreq = true
+		if err := g.em.rtFrequency(f); err != nil {
+			return err
+		}
+	}
+	return g.em.perf(g.perf)
+}

@@ -1,0 +1,279 @@
+package sqtt
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// Trap states of a wave (2.2.5).
+const (
+	trapRestored = iota
+	trapRequest
+	trapStandby
+	trapWaitNewPC
+)
+
+// pcInfo says that instruction idx starts at pc (3.5).
+type pcInfo struct {
+	idx int
+	pc  wire.PC
+}
+
+// wave is the decoder's state of one traced wave.
+type wave struct {
+	begin, end                 int64
+	ended                      bool
+	cu, simd, id, me, pipe, wg uint8
+	contexts                   int
+	insts                      []wire.Instruction
+	timeline                   []wire.WaveState
+	curState                   wire.WaveStateType
+	stateStart                 int64
+	issued                     []int // FIFO of issued, unresolved instruction indices
+	issuedHead                 int
+	stallStarts                []int64 // FIFO of ISSUE STALL times
+	stallHead                  int
+	pcInfos                    []pcInfo
+	trap                       int
+	trapping                   bool
+	lastOfType                 [17]int
+}
+
+// reset prepares w (possibly recycled) for a new wave, keeping capacity.
+func (w *wave) reset() {
+	*w = wave{
+		insts:       w.insts[:0],
+		timeline:    w.timeline[:0],
+		issued:      w.issued[:0],
+		stallStarts: w.stallStarts[:0],
+		pcInfos:     w.pcInfos[:0],
+	}
+}
+
+func end(in *wire.Instruction) int64 { return in.Time + int64(in.Duration) }
+
+// addTimeline adds d cycles of state s, merging into the last segment when
+// it has the same state.
+func (w *wave) addTimeline(s wire.WaveStateType, d int64) {
+	if n := len(w.timeline); n > 0 && w.timeline[n-1].Type == s {
+		w.timeline[n-1].Duration += int32(d)
+		return
+	}
+	w.timeline = append(w.timeline, wire.WaveState{Type: s, Duration: int32(d)})
+}
+
+// retranslate attributes the wave's unattributed PCs through the "from
+// start" table (2.1.3).
+func (w *wave) retranslate(t *codeTables) {
+	if len(t.fromStart.r) == 0 {
+		return
+	}
+	for i := range w.pcInfos {
+		w.pcInfos[i].pc = t.late(w.pcInfos[i].pc)
+	}
+}
+
+// stitch assigns PCs to the wave's instructions (3.5) and returns the
+// number of instructions consumed.
+func (ps *parseState) stitch(w *wave) int {
+	c := ps.cache
+	gfx9 := c.gfxip == 9
+	ins := w.insts
+	n := len(ins)
+	pcs := w.pcInfos
+	if !sort.SliceIsSorted(pcs, func(a, b int) bool { return pcs[a].idx < pcs[b].idx }) {
+		sort.SliceStable(pcs, func(a, b int) bool { return pcs[a].idx < pcs[b].idx })
+	}
+	i, k, fails, skippedImmed := 0, 0, 0, 0
+	var next *line
+	for i < n && fails < maxStitchFails {
+		// 1. Apply pc_infos.
+		for k < len(pcs) && pcs[k].idx <= i {
+			if pcs[k].idx == i {
+				if c.lookup(pcs[k].pc) != nil {
+					ins[i].PC = pcs[k].pc
+				} else if k+1 < len(pcs) {
+					i = pcs[k+1].idx
+					if i >= n {
+						return i
+					}
+				}
+			}
+			k++
+		}
+		I := &ins[i]
+		// 3. Trap or context switch.
+		if I.Category == wire.CatContext {
+			i++
+			continue
+		}
+		// 4. A known PC re-seeds the walk.
+		if I.PC != (wire.PC{}) {
+			i++
+			l := c.lookup(I.PC)
+			if l == nil {
+				return 0
+			}
+			for l.cat == lcSkip {
+				I.PC = l.nextPC
+				if l = c.next(l); l == nil {
+					return 0
+				}
+			}
+			if l.cat == lcGFX9Barrier && i < n {
+				ins[i].PC = I.PC
+				i++
+			}
+			if l.cat == lcBranch && uint8(I.Category) == catJump {
+				next = c.target(l)
+			} else {
+				next = c.next(l)
+			}
+			continue
+		}
+		// 6, 7. Walk on.
+		l := next
+		next = nil
+		if l == nil || l.text == "" || uint8(I.Category) == catUnfinished {
+			break
+		}
+		next = c.next(l)
+		// 8. Lines without a token.
+		if l.cat == lcDontKnow || l.cat == lcSkip {
+			continue
+		}
+		// 10. Match.
+		ic := uint8(I.Category)
+		matched, stop := false, false
+		switch {
+		case trivial(ic, l.cat):
+			matched = true
+		case l.cat == lcBranch:
+			if ic != catJump {
+				stop = true
+				break
+			}
+			next = c.target(l)
+			matched = true
+		case !gfx9 && l.cat == lcVMovB64 && ic == catVALU:
+			if d := int32(I.Stall) + 2; I.Duration < d {
+				I.Duration = d
+			}
+			matched = true
+		case gfx9 && l.cat == lcMFMAScale && ic == catVALU:
+			mfmaScale(w, i)
+			matched = true
+		case gfx9 && l.cat == lcGFX9Barrier && ic == catMessage:
+			if i+1 < n {
+				i++
+				if uint8(ins[i].Category) == catImmed {
+					ins[i].PC = l.pc
+				}
+			}
+			matched = true
+		case gfx9 && l.cat == lcGFX9Barrier:
+			matched = ic == catImmed
+		case gfx9 && i+1 < n && next != nil && uint8(ins[i+1].Category) == l.cat && ic == next.cat:
+			ins[i], ins[i+1] = ins[i+1], ins[i]
+			next = l
+			fails++
+			continue
+		case !gfx9 && ic == catImmed && skippable(l.cat):
+			matched = true
+			skippedImmed++
+		case strings.HasPrefix(l.text, "s_waitcnt") && skippedImmed > 0:
+			matched = true
+			skippedImmed--
+		case strings.HasPrefix(l.text, "s_waitcnt") ||
+			strings.Contains(l.text, "_load_") && !strings.Contains(l.text, "scratch_"):
+			stop = true
+		}
+		if stop {
+			break
+		}
+		if matched {
+			I.PC = l.pc
+			i++
+			fails = 0
+			l.matched = true
+		} else {
+			fails++
+		}
+	}
+	return i
+}
+
+func trivial(ic, lc uint8) bool {
+	return ic == lc || lc == lcBranch && ic == catNext || ic == catMessage && lc == lcImmed ||
+		ic == catFLAT && lc == lcVMEM
+}
+
+func skippable(lc uint8) bool { return lc != lcSALU && lc <= lcImmed }
+
+// mfmaScale applies the gfx9 v_mfma_scale_* timing correction (3.5 step 10).
+func mfmaScale(w *wave, i int) {
+	ins := w.insts
+	I := &ins[i]
+	I.Duration += 4
+	prevEnd := w.begin
+	if i > 0 {
+		prevEnd = end(&ins[i-1])
+	}
+	nextTime := w.end
+	if i+1 < len(ins) {
+		nextTime = ins[i+1].Time
+	}
+	if I.Time > prevEnd {
+		I.Time -= 4
+		if end(I) < nextTime {
+			I.Duration += 4
+		}
+	} else if end(I) > nextTime {
+		I.Duration -= 4
+	}
+}
+
+// finishWave stitches w, raises the infos it calls for and emits its WAVE
+// record (3.5 "after the loop", 4.3).
+func (ps *parseState) finishWave(w *wave) error {
+	consumed := ps.stitch(w)
+	switch {
+	case !w.ended && !w.trapping:
+		if !ps.sentIncomplete {
+			ps.sentIncomplete = true
+			if err := ps.em.infoRec(wire.InfoWaveIncomplete); err != nil {
+				return err
+			}
+		}
+	case consumed != len(w.insts) && len(w.pcInfos) > 0 && w.pcInfos[0].pc.CodeObjectID != 0:
+		if !ps.sentStitch {
+			ps.sentStitch = true
+			if err := ps.em.infoRec(wire.InfoStitchIncomplete); err != nil {
+				return err
+			}
+		}
+	}
+	endTime := w.end
+	if !w.ended {
+		endTime = 0
+		for i := range w.insts {
+			if e := end(&w.insts[i]) + 4; e > endTime {
+				endTime = e
+			}
+		}
+	}
+	for i := range w.insts {
+		w.insts[i].Stall &= 0xFFFFFF
+	}
+	return ps.em.waveRec(wire.Wave{
+		CU: w.cu, SIMD: w.simd, WaveID: w.id,
+		Contexts:    uint8(w.contexts),
+		Dispatcher:  w.pipe&15 | (w.me&7)<<4,
+		WorkgroupID: w.wg,
+		Size:        64,
+		BeginTime:   w.begin, EndTime: endTime,
+		Timeline: w.timeline, Instructions: w.insts,
+	})
+}
