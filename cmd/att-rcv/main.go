@@ -1,0 +1,35 @@
+// Command att-rcv writes the folder ROCprof Compute Viewer opens (a
+// "ui_output_…" directory) from the record streams of one run, the way
+// upstream's Python viewer writer does, file for file and byte for byte.
+//
+// Usage:
+//
+//	att-rcv -d DIR [--index FILE] [--formats json,csv] [--no-decode-markers]
+//	        [--force] [STREAM…]
+//
+// Each STREAM is a record stream from att-decode (no STREAM, or "-", reads
+// standard input); a file may hold several concatenated streams. The shader
+// engine of each part comes from its header. Streams are read once, in
+// order, and wave files are written as their waves arrive.
+//
+// DIR receives filenames.json, occupancy.json, realtime.json (when the
+// run has realtime samples), se<SE>_perfcounter.json,
+// se<SE>_sm<SIMD>_sl<SLOT>_wv<N>.json for every wave,
+// other_simd_se<SE>_<K>.json, shaderdata_<SE>_<K>.json and code.json with
+// the folded counters; --formats csv adds stats_<DIR name>.csv next to DIR.
+// --index names the index (an index stream from co-index, or a code.json):
+// it gives code.json its rows, names the kernels, and carries the marker
+// tables for the packed-marker correction (turned off by
+// --no-decode-markers). Source snapshots (snapshots.json, source_*) are
+// copied along: from the directory of a code.json index, or from the source
+// files an index stream names.
+//
+// The folder is built in a temporary sibling directory and moved into place
+// at the end, so a failed run leaves nothing behind. An existing DIR that
+// is not empty is refused unless --force is given; files of the run then
+// replace files of the same name in it.
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

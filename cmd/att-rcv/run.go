@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/fold"
+	"github.com/attkit/attkit/internal/rcv"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+type flags struct {
+	cli.VersionFlag
+	Dir             string   `short:"d" required:"" placeholder:"DIR" help:"Output folder (the viewer opens it)."`
+	Index           string   `placeholder:"FILE" help:"Index of the code objects: an index stream (co-index) or a code.json."`
+	Formats         []string `default:"json,csv" sep:"none" placeholder:"F" help:"Comma-separated outputs: json (viewer files), csv (stats_<DIR name>.csv next to DIR)."`
+	NoDecodeMarkers bool     `help:"Keep packed marker values and arrival times (no marker correction)."`
+	Force           bool     `help:"Write into an existing DIR that is not empty."`
+	Progress        bool     `help:"Print a summary on stderr (default: when stderr is a terminal)."`
+	Streams         []string `arg:"" optional:"" help:"Record streams of one run; none or - reads stdin."`
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &cli.Env{Name: "att-rcv", Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	var f flags
+	if code, done := env.Parse(&f, "Write the ROCprof Compute Viewer folder of one run.", args); done {
+		return code
+	}
+	return env.Fail(write(env, &f, rcv.FolderOptions{Force: f.Force}))
+}
+
+// write does the work of run; opt lets tests simulate a full disk.
+func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
+	formats, err := rcv.ParseFormats(f.Formats)
+	if err != nil {
+		return &cli.Error{Code: cli.ExitUsage, Err: err}
+	}
+	var ix *wire.Index
+	if f.Index != "" {
+		if ix, err = wire.ReadIndexFile(f.Index); err != nil {
+			return err
+		}
+	}
+	folder, err := rcv.NewFolder(f.Dir, opt)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			folder.Abort()
+		}
+	}()
+	fd := fold.New(ix)
+	w := rcv.NewWriter(folder, ix, fd, rcv.Options{JSON: formats.JSON, DecodeMarkers: !f.NoDecodeMarkers})
+	streams := f.Streams
+	if len(streams) == 0 {
+		streams = []string{"-"}
+	}
+	run := 0
+	for _, s := range streams {
+		if err := readStream(env, s, w, &run); err != nil {
+			return err
+		}
+	}
+	if err := w.Finish(); err != nil {
+		return err
+	}
+	if err := copySnapshots(folder, f.Index, ix); err != nil {
+		return err
+	}
+	if formats.CSV {
+		name := "stats_" + filepath.Base(folder.Dir()) + ".csv"
+		if err := folder.WriteSibling(name, fd.WriteCSV); err != nil {
+			return err
+		}
+	}
+	if err := folder.Commit(); err != nil {
+		return err
+	}
+	if cli.ProgressWanted(f.Progress, env.Stderr) {
+		st := w.Stats()
+		fmt.Fprintf(env.Stderr, "%s: %s: %d traces, %d waves, %d wave files, %d files, %d bytes\n",
+			env.Name, folder.Dir(), st.Traces, st.Waves, st.WaveFiles, st.Files, st.Bytes)
+	}
+	return nil
+}
+
+// readStream feeds one stream (all its parts) to w. run holds the run of
+// the streams read so far (0 until one names it): att-rcv writes one run.
+func readStream(env *cli.Env, path string, w *rcv.Writer, run *int) error {
+	in, name, err := env.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	rd := wire.NewReader(in, name)
+	for rd.Scan() {
+		switch rd.Kind() {
+		case wire.KindHeader:
+			h := rd.Header()
+			if r := h.Trace.Run; r != 0 {
+				if *run != 0 && r != *run {
+					return fmt.Errorf("%s: part %d is of run %d, earlier streams of run %d: att-rcv writes one run per folder",
+						name, rd.Part(), r, *run)
+				}
+				*run = r
+			}
+			if err := w.BeginTrace(h); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		case wire.KindBatch:
+			if err := w.AddBatch(rd.Batch()); err != nil {
+				return err
+			}
+		}
+	}
+	return rd.Err()
+}

@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/rcv"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+// runCmd runs att-rcv in-process and returns its exit code, stdout, stderr.
+func runCmd(t testing.TB, stdin io.Reader, args ...string) (int, string, string) {
+	t.Helper()
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	var out, errb bytes.Buffer
+	code := run(args, stdin, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// writeFile writes data to dir/name and returns the path.
+func writeFile(t testing.TB, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// sampleInputs writes the sample index and streams into a fresh directory.
+func sampleInputs(t testing.TB) (dir, index, a, b string) {
+	dir = t.TempDir()
+	sa, sb := sampleStreams(t)
+	in := filepath.Join(dir, "in")
+	os.Mkdir(in, 0o755)
+	index = writeFile(t, in, "code.json", sampleIndex().CodeJSON())
+	return dir, index, writeFile(t, in, "a.rec", sa), writeFile(t, in, "b.rec", sb)
+}
+
+// listTree returns the relative paths of the regular files under dir.
+func listTree(t testing.TB, dir string) []string {
+	t.Helper()
+	var names []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			names = append(names, rel)
+		}
+		return nil
+	})
+	sort.Strings(names)
+	return names
+}
+
+// compareGolden compares every file under got with testdata/golden/<name>,
+// file set and bytes; -update rewrites the golden tree.
+func compareGolden(t *testing.T, name, got string) {
+	t.Helper()
+	want := filepath.Join("testdata", "golden", name)
+	if *update {
+		os.RemoveAll(want)
+		for _, f := range listTree(t, got) {
+			data, _ := os.ReadFile(filepath.Join(got, f))
+			os.MkdirAll(filepath.Dir(filepath.Join(want, f)), 0o755)
+			if err := os.WriteFile(filepath.Join(want, f), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	gotFiles, wantFiles := listTree(t, got), listTree(t, want)
+	if strings.Join(gotFiles, "\n") != strings.Join(wantFiles, "\n") {
+		t.Fatalf("files differ from %s:\ngot  %q\nwant %q", want, gotFiles, wantFiles)
+	}
+	for _, f := range gotFiles {
+		g, _ := os.ReadFile(filepath.Join(got, f))
+		w, _ := os.ReadFile(filepath.Join(want, f))
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s differs from %s (run go test -update to accept):\n%s", f, want, firstDiff(g, w))
+		}
+	}
+}
+
+func firstDiff(got, want []byte) string {
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < len(gl) || i < len(wl); i++ {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			return "line " + strconv.Itoa(i+1) + ":\n got  " + g + "\n want " + w
+		}
+	}
+	return "(same lines)"
+}
+
+func TestGoldenSample(t *testing.T) {
+	dir, index, a, b := sampleInputs(t)
+	out := filepath.Join(dir, "out", "ui_output_sample1")
+	code, stdout, stderr := runCmd(t, nil, "-d", out, "--index", index, a, b)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stdout != "" || stderr != "" {
+		t.Errorf("unexpected output: %q %q", stdout, stderr)
+	}
+	if err := rcv.CheckFolder(out); err != nil {
+		t.Errorf("the viewer would not load the folder completely:\n%v", err)
+	}
+	compareGolden(t, "sample", filepath.Join(dir, "out"))
+}
+
+// The same run read from standard input as one concatenated stream gives
+// the same folder.
+func TestStdinConcatenated(t *testing.T) {
+	dir, index, a, b := sampleInputs(t)
+	sa, _ := os.ReadFile(a)
+	sb, _ := os.ReadFile(b)
+	out := filepath.Join(dir, "out", "ui_output_sample1")
+	code, _, stderr := runCmd(t, bytes.NewReader(append(sa, sb...)), "-d", out, "--index", index)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	compareGolden(t, "sample", filepath.Join(dir, "out"))
+}
+
+func TestFormats(t *testing.T) {
+	dir, index, a, b := sampleInputs(t)
+	for _, tc := range []struct {
+		formats []string
+		files   []string // a few files that must exist (relative to the parent)
+		absent  []string
+	}{
+		{[]string{"--formats", "json"}, []string{"f/filenames.json", "f/code.json"}, []string{"stats_f.csv"}},
+		{[]string{"--formats", " CSV "}, []string{"f/code.json", "stats_f.csv"}, []string{"f/filenames.json", "f/se0_sm0_sl3_wv0.json"}},
+		{[]string{"--formats", "csv,,JSON"}, []string{"f/filenames.json", "stats_f.csv"}, nil},
+	} {
+		parent := filepath.Join(dir, strings.Join(tc.formats, "_"))
+		args := append([]string{"-d", filepath.Join(parent, "f"), "--index", index}, tc.formats...)
+		if code, _, stderr := runCmd(t, nil, append(args, a, b)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.formats, code, stderr)
+		}
+		for _, f := range tc.files {
+			if _, err := os.Stat(filepath.Join(parent, f)); err != nil {
+				t.Errorf("%v: %v", tc.formats, err)
+			}
+		}
+		for _, f := range tc.absent {
+			if _, err := os.Stat(filepath.Join(parent, f)); err == nil {
+				t.Errorf("%v: %s written", tc.formats, f)
+			}
+		}
+	}
+	// CSV-only writes code.json too, with the same counters; only the row
+	// of the unresolved PC (0, 0) is missing, since no wave file asked for
+	// its line number (python-layer §4.5).
+	full, err := wire.ReadIndexFile(filepath.Join(dir, "--formats_json", "f", "code.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csvOnly, err := wire.ReadIndexFile(filepath.Join(dir, "--formats_ CSV ", "f", "code.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(full.Rows); n != len(csvOnly.Rows)+1 || full.Rows[n-1].PC() != (wire.PC{}) ||
+		!reflect.DeepEqual(full.Rows[:n-1], csvOnly.Rows) {
+		t.Errorf("csv-only code.json rows:\n%v\nwant those of the json run but its last (0,0) row:\n%v", csvOnly.Rows, full.Rows)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir, index, a, _ := sampleInputs(t)
+	out := filepath.Join(dir, "u")
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--formats", "jsn", a}, cli.ExitUsage, "att-rcv: Unsupported output format(s): jsn. Expected one or more of: csv, json\n"},
+		{[]string{"--formats", "jsonx,csv,xml,jsonx", a}, cli.ExitUsage, "att-rcv: Unsupported output format(s): jsonx, xml. Expected one or more of: csv, json\n"},
+		{[]string{"--formats", " , ", a}, cli.ExitUsage, "att-rcv: No output formats requested.\n"},
+		{[]string{"--index", filepath.Join(dir, "missing.json"), a}, cli.ExitFailed, "no such file"},
+	} {
+		code, _, stderr := runCmd(t, nil, append([]string{"-d", out}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want %d, %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: output folder created", tc.args)
+		}
+	}
+	if code, _, _ := runCmd(t, nil, "--index", index, a); code != cli.ExitUsage {
+		t.Errorf("missing -d: exit %d, want 2", code)
+	}
+	if code, stdout, _ := runCmd(t, nil, "--help"); code != 0 || !strings.Contains(stdout, "--no-decode-markers") {
+		t.Errorf("--help: exit %d, %q", code, stdout)
+	}
+}
+
+// noLeftovers fails when parent holds anything but the names in keep.
+func noLeftovers(t *testing.T, parent string, keep ...string) {
+	t.Helper()
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		ok := false
+		for _, k := range keep {
+			ok = ok || e.Name() == k
+		}
+		if !ok {
+			t.Errorf("left behind: %s", filepath.Join(parent, e.Name()))
+		}
+	}
+}
+
+func TestFailuresLeaveNothing(t *testing.T) {
+	dir, index, a, b := sampleInputs(t)
+	sb, _ := os.ReadFile(b)
+	cut := writeFile(t, filepath.Join(dir, "in"), "cut.rec", sb[:len(sb)-7])
+	garbage := writeFile(t, filepath.Join(dir, "in"), "garbage.rec", []byte("not a record stream"))
+	run2 := writeFile(t, filepath.Join(dir, "in"), "run2.rec", encode(t, part{se: 2, run: 2}))
+	neg := writeFile(t, filepath.Join(dir, "in"), "neg.rec", encode(t, part{se: -1, run: 1}))
+	notDir := writeFile(t, dir, "plainfile", []byte("x"))
+	for _, tc := range []struct {
+		name  string
+		out   string
+		args  []string
+		code  int
+		msg   string
+	}{
+		{"cut short", "o1/deep/ui", []string{a, cut}, cli.ExitFailed, "cut.rec: offset"},
+		{"garbage", "o2/ui", []string{a, garbage}, cli.ExitFormat, "garbage.rec: not an attkit-records stream"},
+		{"missing stream", "o3/ui", []string{a, filepath.Join(dir, "nope.rec")}, cli.ExitFailed, "nope.rec: no such file"},
+		{"two runs", "o4/ui", []string{a, run2}, cli.ExitFailed, "run2.rec: part 0 is of run 2, earlier streams of run 1"},
+		{"negative SE", "o5/ui", []string{neg}, cli.ExitFailed, "negative shader engine -1"},
+		{"parent is a file", "plainfile/ui", []string{a}, cli.ExitFailed, "not a directory"},
+	} {
+		out := filepath.Join(dir, tc.out)
+		code, _, stderr := runCmd(t, nil, append([]string{"-d", out, "--index", index}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) || !strings.HasPrefix(stderr, "att-rcv: ") ||
+			strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want %d, %q", tc.name, code, stderr, tc.code, tc.msg)
+		}
+		// Nothing of the run remains: not the folder, not its temporary
+		// sibling, not the parents att-rcv created, not the CSV.
+		top := strings.SplitN(tc.out, "/", 2)[0]
+		if top == "plainfile" {
+			if data, _ := os.ReadFile(notDir); string(data) != "x" {
+				t.Errorf("%s: %s changed", tc.name, notDir)
+			}
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, top)); err == nil {
+			t.Errorf("%s: %s left behind: %v", tc.name, top, listTree(t, filepath.Join(dir, top)))
+		}
+	}
+	noLeftovers(t, dir, "in", "plainfile")
+}
+
+func TestExistingFolder(t *testing.T) {
+	dir, index, a, b := sampleInputs(t)
+	out := filepath.Join(dir, "ui")
+	os.Mkdir(out, 0o755)
+	// An empty folder is fine.
+	if code, _, stderr := runCmd(t, nil, "-d", out, "--index", index, a, b); code != 0 {
+		t.Fatalf("empty folder: exit %d: %s", code, stderr)
+	}
+	before := listTree(t, out)
+	// A folder with content is refused, and left alone.
+	code, _, stderr := runCmd(t, nil, "-d", out, "--index", index, a)
+	if code != cli.ExitFailed || !strings.Contains(stderr, "is not empty (use --force to write into it)") {
+		t.Errorf("non-empty folder: exit %d, %q", code, stderr)
+	}
+	if got := listTree(t, out); strings.Join(got, " ") != strings.Join(before, " ") {
+		t.Errorf("refused run changed the folder")
+	}
+	// --force writes into it: the files of the run replace theirs, a
+	// foreign file stays.
+	writeFile(t, out, "notes.txt", []byte("mine"))
+	code, _, stderr = runCmd(t, nil, "--force", "-d", out, "--index", index, "--formats", "json", b)
+	if code != 0 {
+		t.Fatalf("--force: exit %d: %s", code, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(out, "notes.txt")); string(data) != "mine" {
+		t.Errorf("--force removed a foreign file")
+	}
+	fn, _ := os.ReadFile(filepath.Join(out, "filenames.json"))
+	if strings.Contains(string(fn), "se0_sm1_sl2_wv0.json") {
+		t.Errorf("filenames.json is not the second run's")
+	}
+	noLeftovers(t, dir, "in", "ui", "stats_ui.csv")
+	// A file where the folder should be is refused.
+	code, _, stderr = runCmd(t, nil, "-d", filepath.Join(out, "notes.txt"), a)
+	if code != cli.ExitFailed || !strings.Contains(stderr, "exists and is not a directory") {
+		t.Errorf("file as folder: exit %d, %q", code, stderr)
+	}
+}
+
+// A failing disk: every write fails after n bytes, at every point of the
+// run. Each attempt must fail with the disk's message and leave nothing.
+func TestDiskFull(t *testing.T) {
+	dir, index, a, b := sampleInputs(t)
+	parent := filepath.Join(dir, "disk")
+	os.Mkdir(parent, 0o755)
+	var total int64
+	okRun := func(limit int64) error {
+		written := int64(0)
+		opt := rcv.FolderOptions{Create: func(path string) (io.WriteCloser, error) {
+			f, err := os.Create(path)
+			if err != nil {
+				return nil, err
+			}
+			return &limitedFile{f: f, written: &written, limit: limit}, nil
+		}}
+		fl := flags{Dir: filepath.Join(parent, "ui"), Index: index, Formats: []string{"json,csv"}, Streams: []string{a, b}}
+		env := &cli.Env{Name: "att-rcv", Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+		err := write(env, &fl, opt)
+		total = written
+		return err
+	}
+	if err := okRun(1 << 40); err != nil {
+		t.Fatal(err)
+	}
+	full := total
+	os.RemoveAll(filepath.Join(parent, "ui"))
+	os.Remove(filepath.Join(parent, "stats_ui.csv"))
+	for _, limit := range []int64{0, 100, full / 3, full / 2, full - 10} {
+		err := okRun(limit)
+		if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+			t.Errorf("limit %d: err %v", limit, err)
+		}
+		noLeftovers(t, parent)
+	}
+}
+
+type limitedFile struct {
+	f       *os.File
+	written *int64
+	limit   int64
+}
+
+func (l *limitedFile) Write(p []byte) (int, error) {
+	room := l.limit - *l.written
+	if room < int64(len(p)) {
+		n, _ := l.f.Write(p[:max(room, 0)])
+		*l.written += int64(n)
+		return n, &os.PathError{Op: "write", Path: l.f.Name(), Err: errNoSpace}
+	}
+	n, err := l.f.Write(p)
+	*l.written += int64(n)
+	return n, err
+}
+
+func (l *limitedFile) Close() error { return l.f.Close() }
+
+var errNoSpace = syscall.ENOSPC

@@ -1,0 +1,176 @@
+package rcv
+
+import (
+	"strconv"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// waveTree is wave_filenames: SE → SIMD → slot → the waves written there,
+// every level in first-insertion order. A wave's N is its position in its
+// slot's list.
+type waveTree struct {
+	ses []int
+	se  map[int]*simdNode
+}
+
+type simdNode struct {
+	simds []uint8
+	simd  map[uint8]*slotNode
+}
+
+type slotNode struct {
+	slots []uint8
+	slot  map[uint8][]span
+}
+
+// span is the [begin, end] of a written wave or per-trace file.
+type span struct{ begin, end int64 }
+
+// add registers a wave and returns its N.
+func (t *waveTree) add(se int, simd, slot uint8, s span) int {
+	sn := t.se[se]
+	if sn == nil {
+		sn = &simdNode{simd: map[uint8]*slotNode{}}
+		t.se[se] = sn
+		t.ses = append(t.ses, se)
+	}
+	ln := sn.simd[simd]
+	if ln == nil {
+		ln = &slotNode{slot: map[uint8][]span{}}
+		sn.simd[simd] = ln
+		sn.simds = append(sn.simds, simd)
+	}
+	list, ok := ln.slot[slot]
+	if !ok {
+		ln.slots = append(ln.slots, slot)
+	}
+	ln.slot[slot] = append(list, s)
+	return len(list)
+}
+
+// next returns the N the next wave of (se, simd, slot) gets.
+func (t *waveTree) next(se int, simd, slot uint8) int {
+	if sn := t.se[se]; sn != nil {
+		if ln := sn.simd[simd]; ln != nil {
+			return len(ln.slot[slot])
+		}
+	}
+	return 0
+}
+
+// WaveFileName returns the name of the n-th wave file of a wave slot,
+// se<SE>_sm<SIMD>_sl<SLOT>_wv<N>.json. The viewer finds code.json by
+// cutting a wave file's path at its last "se", so the name must start with
+// "se" and hold no other "se".
+func WaveFileName(se, simd, slot, n int) string {
+	b := make([]byte, 0, 32)
+	return string(appendWaveFileName(b, se, simd, slot, n))
+}
+
+func appendWaveFileName(b []byte, se, simd, slot, n int) []byte {
+	b = append(b, "se"...)
+	b = strconv.AppendInt(b, int64(se), 10)
+	b = append(b, "_sm"...)
+	b = strconv.AppendInt(b, int64(simd), 10)
+	b = append(b, "_sl"...)
+	b = strconv.AppendInt(b, int64(slot), 10)
+	b = append(b, "_wv"...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, ".json"...)
+}
+
+// writeWave writes the file of one wave (§5.6), unless the wave has no
+// instructions and fewer than 3 timeline states. The wave has already been
+// folded, so the line numbers of its PCs exist.
+func (w *Writer) writeWave(se int, wv *wire.Wave) error {
+	if len(wv.Instructions) == 0 && len(wv.Timeline) < 3 {
+		return nil
+	}
+	n := w.waves.next(se, wv.SIMD, wv.WaveID)
+	name := WaveFileName(se, int(wv.SIMD), int(wv.WaveID), n)
+	w.buf = AppendWave(w.buf[:0], se, n, wv, w.fold.Line)
+	if err := w.write(name, w.buf); err != nil {
+		return err
+	}
+	w.waves.add(se, wv.SIMD, wv.WaveID, span{wv.BeginTime, wv.EndTime})
+	w.stats.WaveFiles++
+	return nil
+}
+
+// AppendWave appends the wave file of wv, the n-th wave of its slot on
+// shader engine se, to dst, in the bytes json.dumps(indent=2) writes:
+//
+//	{"name": "SE<se>", "duration": end-begin,
+//	 "wave": {"cu", "id": n, "simd", "slot", "begin", "end",
+//	          "instructions": [[time, category, stall, duration, line], …],
+//	          "timeline": [[state, duration], …], "waitcnt": []},
+//	 "num_stitched": len(instructions), "num_insts": len(instructions)}
+//
+// line gives the code.json line number of a PC. Wave files are the bulk of
+// a folder, so this is written by hand rather than through pyjson (whose
+// output it matches, as a test checks).
+func AppendWave(dst []byte, se, n int, wv *wire.Wave, line func(wire.PC) int64) []byte {
+	dst = append(dst, "{\n  \"name\": \"SE"...)
+	dst = strconv.AppendInt(dst, int64(se), 10)
+	dst = append(dst, "\",\n  \"duration\": "...)
+	dst = strconv.AppendInt(dst, wv.EndTime-wv.BeginTime, 10)
+	dst = append(dst, ",\n  \"wave\": {\n    \"cu\": "...)
+	dst = strconv.AppendUint(dst, uint64(wv.CU), 10)
+	dst = append(dst, ",\n    \"id\": "...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	dst = append(dst, ",\n    \"simd\": "...)
+	dst = strconv.AppendUint(dst, uint64(wv.SIMD), 10)
+	dst = append(dst, ",\n    \"slot\": "...)
+	dst = strconv.AppendUint(dst, uint64(wv.WaveID), 10)
+	dst = append(dst, ",\n    \"begin\": "...)
+	dst = strconv.AppendInt(dst, wv.BeginTime, 10)
+	dst = append(dst, ",\n    \"end\": "...)
+	dst = strconv.AppendInt(dst, wv.EndTime, 10)
+	dst = append(dst, ",\n    \"instructions\": "...)
+	if len(wv.Instructions) == 0 {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i := range wv.Instructions {
+			in := &wv.Instructions[i]
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, "\n      [\n        "...)
+			dst = strconv.AppendInt(dst, in.Time, 10)
+			dst = append(dst, ",\n        "...)
+			dst = strconv.AppendUint(dst, uint64(in.Category), 10)
+			dst = append(dst, ",\n        "...)
+			dst = strconv.AppendUint(dst, uint64(in.Stall), 10)
+			dst = append(dst, ",\n        "...)
+			dst = strconv.AppendInt(dst, int64(in.Duration), 10)
+			dst = append(dst, ",\n        "...)
+			dst = strconv.AppendInt(dst, line(in.PC), 10)
+			dst = append(dst, "\n      ]"...)
+		}
+		dst = append(dst, "\n    ]"...)
+	}
+	dst = append(dst, ",\n    \"timeline\": "...)
+	if len(wv.Timeline) == 0 {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i, s := range wv.Timeline {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, "\n      [\n        "...)
+			dst = strconv.AppendInt(dst, int64(s.Type), 10)
+			dst = append(dst, ",\n        "...)
+			dst = strconv.AppendInt(dst, int64(s.Duration), 10)
+			dst = append(dst, "\n      ]"...)
+		}
+		dst = append(dst, "\n    ]"...)
+	}
+	dst = append(dst, ",\n    \"waitcnt\": []\n  },\n  \"num_stitched\": "...)
+	dst = strconv.AppendInt(dst, int64(len(wv.Instructions)), 10)
+	dst = append(dst, ",\n  \"num_insts\": "...)
+	dst = strconv.AppendInt(dst, int64(len(wv.Instructions)), 10)
+	return append(dst, "\n}"...)
+}
