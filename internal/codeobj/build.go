@@ -33,7 +33,7 @@ type Options struct {
 // fails.
 func Normalize(in []Input) ([]Input, error) {
 	if len(in) == 0 {
-		return nil, fmt.Errorf("No code objects were provided.")
+		return nil, idErrorf("No code objects were provided.")
 	}
 	out := make([]Input, len(in))
 	for i, x := range in {

@@ -80,9 +80,9 @@ func InferIDs(paths []string) ([]Input, error) {
 	}
 	switch {
 	case len(untagged) > 1:
-		return nil, fmt.Errorf("Cannot infer code object IDs for multiple unnamed inputs: %s", strings.Join(untagged, ", "))
+		return nil, idErrorf("Cannot infer code object IDs for multiple unnamed inputs: %s", strings.Join(untagged, ", "))
 	case len(untagged) == 1 && zeroTaken:
-		return nil, fmt.Errorf("Cannot assign code object id 0 to %s: another input already uses id 0.", untagged[0])
+		return nil, idErrorf("Cannot assign code object id 0 to %s: another input already uses id 0.", untagged[0])
 	case len(untagged) == 1:
 		out[untaggedAt].ID = 0
 	}
@@ -94,12 +94,23 @@ func CheckIDs(in []Input) error {
 	first := map[uint64]string{}
 	for _, x := range in {
 		if p, dup := first[x.ID]; dup {
-			return fmt.Errorf("Code object id %d is used by both %s and %s.", x.ID, p, x.Path)
+			return idErrorf("Code object id %d is used by both %s and %s.", x.ID, p, x.Path)
 		}
 		first[x.ID] = x.Path
 	}
 	if len(in) == 0 {
-		return fmt.Errorf("No code objects were provided.")
+		return idErrorf("No code objects were provided.")
 	}
 	return nil
+}
+
+// An IDError is a problem with the code object ids of the inputs. Its text
+// is upstream's message, word for word (python-layer §3.1), capital letter
+// and final period included.
+type IDError struct{ Msg string }
+
+func (e *IDError) Error() string { return e.Msg }
+
+func idErrorf(format string, args ...any) error {
+	return &IDError{Msg: fmt.Sprintf(format, args...)}
 }

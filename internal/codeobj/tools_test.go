@@ -1,0 +1,63 @@
+package codeobj
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+const kernelsDir = "../../testdata/kernels"
+
+// needTool returns the path of an LLVM 19 tool or skips the test.
+func needTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s not found: install the Debian package llvm-19", name)
+	}
+	return p
+}
+
+// committedObjects returns the committed test code objects.
+func committedObjects(t testing.TB) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(kernelsDir, "*", "*.hsaco"))
+	if err != nil || len(m) < 9 {
+		t.Fatalf("committed code objects missing under %s: %v %v", kernelsDir, m, err)
+	}
+	sort.Strings(m)
+	return m
+}
+
+// buildOne indexes one object with llvm-objdump-19.
+func buildOne(t testing.TB, path string, id uint64) *wire.Index {
+	t.Helper()
+	od := &Objdump{Explicit: needTool(t, "llvm-objdump-19")}
+	in, err := Normalize([]Input{{ID: id, Path: path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Build(context.Background(), in, Options{Objdump: od, Producer: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// runTool runs a command and returns its standard output.
+func runTool(t testing.TB, name string, args ...string) []byte {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v: %s", name, args, err, stderr.String())
+	}
+	return out
+}
