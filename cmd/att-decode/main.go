@@ -1,0 +1,39 @@
+// Command att-decode decodes one shader engine's thread trace (.att) into
+// the attkit record stream: a header, then the decoder's record batches in
+// its callback order.
+//
+// Usage:
+//
+//	att-decode [flags] TRACE.att|-
+//
+// The instruction text the decoder needs comes from an index (--index, an
+// index stream from co-index or a code.json). Two decoders are built in:
+// the native Go decoder (gfx9: MI200, MI300, MI350) and AMD's
+// rocprof-trace-decoder library, loaded at run time. --backend auto (the
+// default) uses the library when it is found and the native decoder
+// otherwise; the stream header records which one ran. --code-object
+// ID=PATH@ADDR hands code objects to the library's built-in disassembler
+// instead of an index (rocm only).
+//
+// The shader engine and run recorded in the header come from the file name
+// (rocprofv3's ..._shader_engine_<SE>_<RUN>.att) unless --se and --run are
+// given; other names get SE 0, run 1.
+//
+// Output is msgpack (the record stream att-stats and att-rcv read) or, with
+// --format json, one JSON object per record per line. --jq FILTER runs a jq
+// program on each record's JSON projection: JSON output prints its results
+// as `jq -c` does; msgpack output keeps the records it accepts.
+//
+// Decoder warnings (data lost, stitch incomplete, wave incomplete) are
+// records and also printed on stderr as "att-decode: warning: TRACE: TEXT"
+// unless --quiet.
+//
+// Exit status: 0 ok; 1 decoding failed (malformed trace data, I/O); 2 usage;
+// 3 not a trace, or an architecture the chosen backend does not decode
+// (RDNA and MI400 traces need --backend rocm); 4 the ROCm library is
+// missing with --backend rocm.
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// The trace of sqtt-format.md appendix B.1.
+const vectorB1 = `
+11 a0 0f 00 00 00 00 00 05 18 10 00 00 00 05 1a
+00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
+0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
+0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
+20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
+00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
+30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
+00 00 00 00 00 00`
+
+func unhex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fixture writes the B.1 trace under a rocprofv3 name and its index.
+func fixture(t *testing.T) (dir, trace, index string) {
+	t.Helper()
+	dir = t.TempDir()
+	trace = filepath.Join(dir, "123_agent_shader_engine_2_3.att")
+	if err := os.WriteFile(trace, unhex(t, vectorB1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix := &wire.Index{}
+	for _, r := range []struct {
+		addr, size uint64
+		text       string
+	}{
+		{0x1000, 8, "s_load_dword s0, s[0:1], 0x0"},
+		{0x1008, 4, "s_waitcnt lgkmcnt(0)"},
+		{0x100c, 4, "v_mov_b32_e32 v0, s0"},
+		{0x1010, 4, "s_cbranch_scc0 65534"},
+		{0x1014, 8, "global_store_dword v[0:1], v0, off"},
+		{0x101c, 4, "s_endpgm"},
+	} {
+		ix.Rows = append(ix.Rows, wire.Row{Vaddr: r.addr, Size: r.size, Text: r.text})
+	}
+	var buf bytes.Buffer
+	if err := wire.WriteIndex(&buf, ix); err != nil {
+		t.Fatal(err)
+	}
+	index = filepath.Join(dir, "index.msgpack")
+	if err := os.WriteFile(index, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, trace, index
+}
+
+func runCmd(stdin []byte, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, bytes.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func jsonLines(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("bad JSON line %q: %v", l, err)
+		}
+		recs = append(recs, m)
+	}
+	return recs
+}
+
+func TestJSONWithIndex(t *testing.T) {
+	_, trace, index := fixture(t)
+	code, out, errs := runCmd(nil, "--backend", "native", "--format", "json", "--index", index, trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if errs != "" {
+		t.Errorf("unexpected stderr %q", errs)
+	}
+	recs := jsonLines(t, out)
+	var types []string
+	for _, r := range recs {
+		types = append(types, r["type"].(string))
+		if r["se"].(float64) != 2 || r["run"].(float64) != 3 {
+			t.Errorf("se/run from the name: got %v/%v, want 2/3", r["se"], r["run"])
+		}
+	}
+	want := "gfxip wave occupancy occupancy occupancy occupancy shaderdata perfevent"
+	if got := strings.Join(types, " "); got != want {
+		t.Errorf("record types %q, want %q", got, want)
+	}
+	var addrs []string
+	for _, in := range recs[1]["instructions"].([]any) {
+		pc := in.(map[string]any)["pc"].(map[string]any)
+		addrs = append(addrs, strings.TrimSpace(json.Number(jsonNum(pc["address"])).String()))
+	}
+	if got := strings.Join(addrs, " "); got != "4096 4104 4108 4112 4108 4112 4116 4124" {
+		t.Errorf("instruction addresses %s", got)
+	}
+}
+
+func jsonNum(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestMsgpackHeader(t *testing.T) {
+	_, trace, index := fixture(t)
+	code, out, errs := runCmd(nil, "--backend", "native", "--index", index, "--se", "5", "--run", "7", trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rd := wire.NewReader(strings.NewReader(out), "out")
+	var kinds []wire.RecordType
+	for rd.Scan() {
+		switch rd.Kind() {
+		case wire.KindHeader:
+			h := rd.Header()
+			if h.Backend != "native" || !strings.HasPrefix(h.Producer, "att-decode ") ||
+				h.Trace.SE != 5 || h.Trace.Run != 7 || h.Trace.GFXIP != 9 || h.Trace.Path != trace ||
+				h.BackendVersion == "" {
+				t.Errorf("header %+v", h)
+			}
+		case wire.KindBatch:
+			kinds = append(kinds, rd.Batch().Type)
+			if b := rd.Batch(); b.Type == wire.TypeWave && b.Waves[0].Instructions[3].PC.Address != 0x1010 {
+				t.Errorf("wave %+v", b.Waves[0])
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []wire.RecordType{wire.TypeGFXIP, wire.TypeWave, wire.TypeOccupancy, wire.TypeShaderData, wire.TypePerfEvent}
+	if len(kinds) != len(want) {
+		t.Fatalf("batches %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("batches %v, want %v", kinds, want)
+		}
+	}
+}
+
+func TestJq(t *testing.T) {
+	_, trace, index := fixture(t)
+	code, out, errs := runCmd(nil, "--backend", "native", "--format", "json", "--index", index,
+		"--jq", `select(.type=="wave") | [.instructions[].category] | join(",")`, trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if out != `"smem,immed,valu,jump,valu,next,flat,immed"`+"\n" {
+		t.Errorf("jq output %q", out)
+	}
+	// msgpack output keeps only the records the filter accepts.
+	code, out, errs = runCmd(nil, "--backend", "native", "--index", index,
+		"--jq", `.type == "occupancy" and .start == 1`, trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rd := wire.NewReader(strings.NewReader(out), "out")
+	n := 0
+	for rd.Scan() {
+		if rd.Kind() == wire.KindBatch {
+			b := rd.Batch()
+			if b.Type != wire.TypeOccupancy || len(b.Occupancy) != 2 || !b.Occupancy[0].Start {
+				t.Errorf("unexpected batch %+v", b)
+			}
+			n++
+		}
+	}
+	if rd.Err() != nil || n != 1 {
+		t.Errorf("%d batches, err %v", n, rd.Err())
+	}
+	code, _, errs = runCmd(nil, "--jq", "select(", trace)
+	if code != 2 || !strings.Contains(errs, "--jq") {
+		t.Errorf("bad filter: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestStdinAndDefaults(t *testing.T) {
+	code, out, errs := runCmd(unhex(t, vectorB1), "--backend", "native", "--format", "json", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	recs := jsonLines(t, out)
+	if recs[0]["se"].(float64) != 0 || recs[0]["run"].(float64) != 1 {
+		t.Errorf("stdin defaults se/run: %v", recs[0])
+	}
+	if !strings.Contains(errs, "att-decode: warning: <stdin>: no --index") {
+		t.Errorf("stderr %q", errs)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	b1 := unhex(t, vectorB1)
+	gfx11 := append([]byte{0x91, 0x01, 0, 0, 0, 0, 0, 0}, make([]byte, 32)...)
+	mi400 := append([]byte{0x91, 0x02, 0, 0, 0, 0, 0, 0}, make([]byte, 32)...)
+	badSlot := append(append([]byte{}, b1[:0x16]...), 0x03, 0x30, 0x44, 0x00) // WAVE_START wave 12
+	for _, tc := range []struct {
+		name, file string
+		data       []byte
+		code       int
+		stderr     string
+	}{
+		{"gfx11", "g11.att", gfx11, 3, "gfx11 (RDNA3) thread trace: the native decoder handles gfx9 (MI200, MI300, MI350) only; decode it with --backend rocm"},
+		{"mi400", "m.att", mi400, 3, "MI400"},
+		{"zeros", "z.att", make([]byte, 64), 3, "not a thread trace"},
+		{"short", "s.att", b1[:6], 3, "shorter than the 8-byte header"},
+		{"header only", "h.att", b1[:8], 1, "only its 8-byte header"},
+		{"bad slot", "b.att", badSlot, 1, "wave slot 12"},
+		{"truncated", "t.att", b1[:0x2b], 0, "Wave incomplete"},
+		{"empty", "e.att", nil, 0, "empty trace"},
+		{"missing", "nonexistent.att", nil, 1, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.file)
+			if tc.name != "missing" {
+				p = write(tc.file, tc.data)
+			}
+			code, _, errs := runCmd(nil, "--backend", "native", p)
+			if code != tc.code || !strings.Contains(errs, tc.stderr) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, errs, tc.code, tc.stderr)
+			}
+			if code != 0 && !strings.HasPrefix(errs, "att-decode: ") {
+				t.Errorf("stderr %q lacks the tool prefix", errs)
+			}
+			if strings.Count(errs, "\n") == 0 || !strings.HasSuffix(errs, "\n") {
+				t.Errorf("stderr %q", errs)
+			}
+		})
+	}
+}
+
+func TestQuietAndWarnings(t *testing.T) {
+	_, trace, index := fixture(t)
+	data, _ := os.ReadFile(trace)
+	cut := filepath.Join(filepath.Dir(trace), "cut.att")
+	os.WriteFile(cut, data[:0x2b], 0o644)
+	code, _, errs := runCmd(nil, "--backend", "native", "--index", index, cut)
+	if code != 0 || errs != "att-decode: warning: "+cut+": "+wire.InfoWaveIncomplete.Text()+"\n" {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = runCmd(nil, "--backend", "native", "--index", index, "-q", cut)
+	if code != 0 || errs != "" {
+		t.Errorf("--quiet: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestOutputFile(t *testing.T) {
+	dir, trace, index := fixture(t)
+	out := filepath.Join(dir, "out.rec")
+	code, stdout, errs := runCmd(nil, "--backend", "native", "--index", index, "-o", out, trace)
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %d bytes, stderr %q", code, len(stdout), errs)
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
+		t.Fatalf("output file: %v", err)
+	}
+	// A failing decode leaves no file behind.
+	bad := filepath.Join(dir, "bad.att")
+	os.WriteFile(bad, make([]byte, 64), 0o644)
+	out2 := filepath.Join(dir, "out2.rec")
+	if code, _, _ := runCmd(nil, "--backend", "native", "-o", out2, bad); code != 3 {
+		t.Errorf("exit %d", code)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "out2") || strings.HasPrefix(e.Name(), ".out2") {
+			t.Errorf("left %s behind", e.Name())
+		}
+	}
+}
+
+// epipeWriter fails like a pipe whose reader has gone.
+type epipeWriter struct{ n int }
+
+func (w *epipeWriter) Write(p []byte) (int, error) {
+	if w.n -= len(p); w.n < 0 {
+		return 0, syscall.EPIPE
+	}
+	return len(p), nil
+}
+
+func TestClosedPipe(t *testing.T) {
+	_, trace, index := fixture(t)
+	var errb bytes.Buffer
+	code := run([]string{"--backend", "native", "--format", "json", "--index", index, trace},
+		nil, &epipeWriter{n: 10}, &errb)
+	if code != 1 || errb.String() != "" {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+func TestBackendFlags(t *testing.T) {
+	_, trace, _ := fixture(t)
+	code, _, errs := runCmd(nil, "--backend", "native", "--code-object", "1=x.co@0x1000", trace)
+	if code != 2 || !strings.Contains(errs, "--code-object") {
+		t.Errorf("native --code-object: exit %d, %q", code, errs)
+	}
+	code, _, errs = runCmd(nil, "--backend", "native", "--code-object", "nonsense", trace)
+	if code != 2 {
+		t.Errorf("bad --code-object: exit %d, %q", code, errs)
+	}
+	if os.Getenv("ROCPROF_TRACE_DECODER_LIB") == "" {
+		code, _, errs = runCmd(nil, "--backend", "rocm", "--lib", filepath.Join(t.TempDir(), "nope.so"), trace)
+		if code != 4 {
+			t.Errorf("--backend rocm without the library: exit %d, %q", code, errs)
+		}
+		// auto falls back to the native decoder.
+		code, out, errs := runCmd(nil, "--format", "json", "--lib", filepath.Join(t.TempDir(), "nope.so"), "-q", trace)
+		if code != 0 || !strings.Contains(out, `"type":"wave"`) {
+			t.Errorf("auto fallback: exit %d, %q", code, errs)
+		}
+	}
+}
+
+func TestParseCodeObject(t *testing.T) {
+	co, err := parseCodeObject("3=/a/b@c.co@0x7000")
+	if err != nil || co.id != 3 || co.path != "/a/b@c.co" || co.addr != 0x7000 {
+		t.Errorf("%+v %v", co, err)
+	}
+	for _, s := range []string{"3", "x=a@1", "3=a", "3=@1", "3=a@zz"} {
+		if _, err := parseCodeObject(s); err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
