@@ -57,10 +57,7 @@ func stride(data unsafe.Pointer, known uintptr) uintptr {
 // upstream's Python layer.
 func (s *session) convert(typ int32, data unsafe.Pointer, raw, count uint64) error {
 	b := &s.batch
-	t := wire.RecordType(uint32(typ))
-	if typ < 0 {
-		t = wire.RecordType(1<<32 - 1) // negative ids are carried as unknown
-	}
+	t := wire.RecordType(uint32(typ)) // a negative id becomes a large unknown one
 	b.Reset(t)
 	if t == wire.TypeGFXIP {
 		b.GFXIP = raw

@@ -1,0 +1,748 @@
+//go:build cgo
+
+package cdec
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/attkit/attkit/internal/backend"
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// buildFixture compiles testdata/fixture.c, the test-fixture library that
+// stands in for librocprof-trace-decoder, into dir/name.
+func buildFixture(t testing.TB, dir, name string, defines ...string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "CC").Output()
+	if err != nil {
+		t.Fatalf("go env CC: %v", err)
+	}
+	cc := strings.Fields(string(out))
+	if len(cc) == 0 {
+		t.Fatal("go env CC is empty: a C compiler is needed to build the test fixture library")
+	}
+	if _, err := exec.LookPath(cc[0]); err != nil {
+		t.Fatalf("C compiler %q (go env CC) not found: it is needed to build the test fixture library: %v", cc[0], err)
+	}
+	lib := filepath.Join(dir, name)
+	args := append(cc[1:len(cc):len(cc)], "-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-Wall", "-Werror")
+	args = append(args, defines...)
+	args = append(args, "-o", lib, filepath.Join("testdata", "fixture.c"), "-lpthread")
+	cmd := exec.Command(cc[0], args...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the fixture library: %v\n%s", err, msg)
+	}
+	return lib
+}
+
+// loadFixture builds a fixture variant and loads it.
+func loadFixture(t testing.TB, defines ...string) *Decoder {
+	t.Helper()
+	lib := buildFixture(t, t.TempDir(), "fixture.so", defines...)
+	d, err := Load(lib)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", lib, err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// pat is the fixture's pattern byte i of record k.
+func pat(seed, k, i uint64) byte { return byte(seed*131 + k*29 + i*7 + 1) }
+
+func image(n int, seed, k uint64) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = pat(seed, k, uint64(i))
+	}
+	return b
+}
+
+var le = binary.LittleEndian
+
+func u64(b []byte, off int) uint64 { return le.Uint64(b[off:]) }
+func i64(b []byte, off int) int64  { return int64(le.Uint64(b[off:])) }
+func u32(b []byte, off int) uint32 { return le.Uint32(b[off:]) }
+func i32(b []byte, off int) int32  { return int32(le.Uint32(b[off:])) }
+func u16(b []byte, off int) uint16 { return le.Uint16(b[off:]) }
+func pcAt(b []byte, off int) wire.PC {
+	return wire.PC{Address: u64(b, off), CodeObjectID: u64(b, off+8)}
+}
+
+func sdAt(b []byte, off int) wire.ShaderData {
+	return wire.ShaderData{Time: i64(b, off), Value: u64(b, off+8), CU: b[off+16], SIMD: b[off+17],
+		WaveID: b[off+18], Flags: b[off+19], Reserved: u32(b, off+20)}
+}
+
+// expect builds the batch the fixture's "rec T COUNT SEED [SZ]" must turn
+// into, decoding the pattern bytes at the offsets of sqtt-format.md §4.5.
+func expect(typ wire.RecordType, count int, seed uint64, sz int) wire.Batch {
+	b := wire.Batch{Type: typ}
+	natural := map[wire.RecordType]int{1: 32, 2: 24, 3: 64, 4: 4, 5: 40, 6: 24, 7: 24, 8: 8, 9: 24, 10: 80, 11: 104}[typ]
+	if sz == 0 {
+		sz = natural
+	}
+	for k := range count {
+		r := image(sz, seed, uint64(k))
+		switch typ {
+		case wire.TypeEvent, wire.TypeInstOtherSIMD, wire.TypeDispatch, wire.TypeMarker:
+			le.PutUint64(r, uint64(sz))
+		}
+		switch typ {
+		case wire.TypeOccupancy:
+			o := wire.Occupancy{PC: pcAt(r, 0), Time: u64(r, 16), Reserved: r[24], CU: r[25], SIMD: r[26], WaveID: r[27]}
+			o.SetWord(u32(r, 28))
+			b.Occupancy = append(b.Occupancy, o)
+		case wire.TypePerfEvent:
+			b.PerfEvents = append(b.PerfEvents, wire.PerfEvent{Time: i64(r, 0),
+				Events: [4]uint16{u16(r, 8), u16(r, 10), u16(r, 12), u16(r, 14)}, CU: r[16], Bank: r[17]})
+		case wire.TypeWave:
+			w := wire.Wave{CU: r[0], SIMD: r[1], WaveID: r[2], Contexts: r[3], Dispatcher: r[4],
+				WorkgroupID: r[5], ClusterID: r[6], Reserved: r[7], Size: u64(r, 8),
+				BeginTime: i64(r, 16), EndTime: i64(r, 24)}
+			for j := range 3 + k {
+				s := image(8, seed+1, uint64(j))
+				w.Timeline = append(w.Timeline, wire.WaveState{Type: wire.WaveStateType(i32(s, 0)), Duration: i32(s, 4)})
+			}
+			for j := range 5 + k {
+				s := image(32, seed+2, uint64(j))
+				word := u32(s, 0)
+				w.Instructions = append(w.Instructions, wire.Instruction{Category: wire.InstCategory(word),
+					Stall: word >> 8, Duration: i32(s, 4), Time: i64(s, 8), PC: pcAt(s, 16)})
+			}
+			b.Waves = append(b.Waves, w)
+		case wire.TypeInfo:
+			b.Info = append(b.Info, wire.Info(u32(r, 0)))
+		case wire.TypeEvent:
+			b.Events = append(b.Events, wire.Event{Size: u64(r, 0), Time: i64(r, 8), Type: wire.EventType(i32(r, 16)),
+				MEID: r[20], PipeID: r[21], Flags: u16(r, 22), Payload: u64(r, 24), ByteOffset: u64(r, 32)})
+		case wire.TypeShaderData:
+			b.ShaderData = append(b.ShaderData, sdAt(r, 0))
+		case wire.TypeRealtime:
+			b.Realtime = append(b.Realtime, wire.Realtime{ShaderClock: i64(r, 0), RealtimeClock: u64(r, 8), Reserved: u64(r, 16)})
+		case wire.TypeRTFrequency:
+			b.RTFrequency = u64(r, 0)
+		case wire.TypeInstOtherSIMD:
+			b.OtherSIMD = append(b.OtherSIMD, wire.OtherSIMD{Size: u64(r, 0), Time: i64(r, 8), Cycles: u16(r, 16),
+				WGP: r[18], Category: wire.InstCategory(r[19])})
+		case wire.TypeDispatch:
+			b.Dispatches = append(b.Dispatches, wire.Dispatch{Size: u64(r, 0), Time: i64(r, 8), MEID: r[16],
+				PipeID: r[17], UserSGPRs: u16(r, 18), Flags: i32(r, 20), VGPRs: u32(r, 24), SGPRs: u32(r, 28),
+				LDSSize: u32(r, 32), ThreadDim: [3]uint32{u32(r, 36), u32(r, 40), u32(r, 44)},
+				DispatchPktAddr: u64(r, 48), ByteOffset: u64(r, 56), EntryPoint: pcAt(r, 64)})
+		case wire.TypeMarker:
+			m := wire.Marker{Size: u64(r, 0), ShaderData: sdAt(r, 8), KernelEntry: pcAt(r, 32),
+				CodeObjectID: u64(r, 48), MarkerID: u32(r, 72), RecordKind: wire.MarkerRecordKind(u32(r, 76)),
+				MarkerKind: wire.MarkerKind(u32(r, 80)), MarkerFlags: u32(r, 84), PayloadIndex: u32(r, 88),
+				PayloadCount: u32(r, 92), Delay: i32(r, 96), Reserved: u32(r, 100)}
+			if k%3 != 2 {
+				m.Name = fmt.Sprintf("name-%d-%d", seed, k)
+			} else {
+				m.NameNull = true
+			}
+			if k%3 != 1 {
+				m.SourceLocation = fmt.Sprintf("file%d.c:%d", seed, k)
+			} else {
+				m.SourceNull = true
+			}
+			b.Markers = append(b.Markers, m)
+		}
+	}
+	return b
+}
+
+func expectRaw(typ wire.RecordType, count int, seed uint64, sz int) wire.Batch {
+	b := wire.Batch{Type: typ, Raw: wire.Raw{Count: uint64(count)}}
+	if sz == 0 {
+		return b
+	}
+	b.Raw.ElemSize = uint64(sz)
+	for k := range count {
+		r := image(sz, seed, uint64(k))
+		le.PutUint64(r, uint64(sz))
+		b.Raw.Data = append(b.Raw.Data, r...)
+	}
+	return b
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
+}
+
+// clone deep-copies a batch, empty slices as nil, so batches compare.
+func clone(b *wire.Batch) wire.Batch {
+	c := wire.Batch{Type: b.Type, GFXIP: b.GFXIP, RTFrequency: b.RTFrequency,
+		Info: nilIfEmpty(b.Info), Occupancy: nilIfEmpty(b.Occupancy), PerfEvents: nilIfEmpty(b.PerfEvents),
+		Events: nilIfEmpty(b.Events), ShaderData: nilIfEmpty(b.ShaderData), Realtime: nilIfEmpty(b.Realtime),
+		OtherSIMD: nilIfEmpty(b.OtherSIMD), Dispatches: nilIfEmpty(b.Dispatches), Markers: nilIfEmpty(b.Markers),
+		Raw: wire.Raw{Count: b.Raw.Count, ElemSize: b.Raw.ElemSize, Data: nilIfEmpty(b.Raw.Data)}}
+	for _, w := range b.Waves {
+		w.Timeline = nilIfEmpty(w.Timeline)
+		w.Instructions = nilIfEmpty(w.Instructions)
+		c.Waves = append(c.Waves, w)
+	}
+	return c
+}
+
+// collector gathers deep copies of the emitted batches.
+type collector struct{ batches []wire.Batch }
+
+func (c *collector) emit(b *wire.Batch) error {
+	c.batches = append(c.batches, clone(b))
+	return nil
+}
+
+func compareBatches(t *testing.T, got, want []wire.Batch) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("got %d batches, want %d", len(got), len(want))
+	}
+	for i := range min(len(got), len(want)) {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("batch %d (%s):\n got %+v\nwant %+v", i, want[i].Type, got[i], want[i])
+		}
+	}
+}
+
+// mapISA is a Provider over a map.
+type mapISA map[wire.PC]struct {
+	text string
+	size uint64
+}
+
+func (m mapISA) ISA(pc wire.PC) (string, uint64, bool) {
+	e, ok := m[pc]
+	return e.text, e.size, ok
+}
+
+var noISA = mapISA{}
+
+const everyRecord = `gfxip 9
+rec 1 3 11
+rec 2 2 12
+rec 3 2 13
+rec 4 3 14
+rec 5 2 15
+rec 6 4 16
+rec 7 2 17
+rec 8 1 18
+rec 9 3 19
+rec 10 2 20
+rec 11 4 21
+recsz 5 2 22 56
+recsz 10 2 23 96
+recsz 11 3 24 112
+recsz 9 2 25 32
+raw 200 3 26 24
+raw 300 2 27 0
+null 6 5
+null 300 4
+wavenull 7
+threadrec 6 2 28
+rec 6 0 29
+`
+
+func everyRecordWant() []wire.Batch {
+	nullWave := image(64, 5, 0)
+	want := []wire.Batch{{Type: wire.TypeGFXIP, GFXIP: 9}}
+	for t := wire.RecordType(1); t <= 11; t++ {
+		n := map[wire.RecordType]int{1: 3, 2: 2, 3: 2, 4: 3, 5: 2, 6: 4, 7: 2, 8: 1, 9: 3, 10: 2, 11: 4}[t]
+		want = append(want, expect(t, n, uint64(t)+10, 0))
+	}
+	want = append(want,
+		expect(wire.TypeEvent, 2, 22, 56),
+		expect(wire.TypeDispatch, 2, 23, 96),
+		expect(wire.TypeMarker, 3, 24, 112),
+		expect(wire.TypeInstOtherSIMD, 2, 25, 32),
+		expectRaw(200, 3, 26, 24),
+		expectRaw(300, 2, 27, 0),
+		wire.Batch{Type: wire.TypeShaderData},
+		wire.Batch{Type: 300, Raw: wire.Raw{Count: 4}},
+		wire.Batch{Type: wire.TypeWave, Waves: []wire.Wave{{CU: nullWave[0], SIMD: nullWave[1],
+			WaveID: nullWave[2], Contexts: nullWave[3], Dispatcher: nullWave[4], WorkgroupID: nullWave[5],
+			ClusterID: nullWave[6], Reserved: nullWave[7], Size: u64(nullWave, 8),
+			BeginTime: i64(nullWave, 16), EndTime: i64(nullWave, 24)}}},
+		expect(wire.TypeShaderData, 2, 28, 0),
+		wire.Batch{Type: wire.TypeShaderData},
+	)
+	return want
+}
+
+func TestEveryRecordType(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		defines []string
+		buffers bool
+	}{
+		{"v2-parse", nil, false},
+		{"v2-data-callback", nil, true},
+		{"v1", []string{"-DFIXTURE_V1_ONLY"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := loadFixture(t, tc.defines...)
+			var c collector
+			var err error
+			if tc.buffers {
+				err = d.DecodeBuffers(context.Background(), [][]byte{[]byte(everyRecord)}, noISA, c.emit)
+			} else {
+				err = d.Decode(context.Background(), strings.NewReader(everyRecord), noISA, c.emit)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareBatches(t, c.batches, everyRecordWant())
+		})
+	}
+}
+
+// isaEcho is the fixture's report of one "isa" command.
+type isaEcho struct {
+	first, second int
+	memSize       uint64
+	text          string
+	calls         uint64
+}
+
+func parseISAEcho(t *testing.T, b wire.Batch) isaEcho {
+	t.Helper()
+	if b.Type != 201 || b.Raw.Count != 1 || len(b.Raw.Data) < 48 || uint64(len(b.Raw.Data)) != b.Raw.ElemSize {
+		t.Fatalf("not an ISA report: %+v", b)
+	}
+	r := b.Raw.Data
+	n := u64(r, 32)
+	return isaEcho{first: int(u64(r, 8)), second: int(u64(r, 16)), memSize: u64(r, 24),
+		text: string(r[48 : 48+n]), calls: u64(r, 40)}
+}
+
+func TestISACallback(t *testing.T) {
+	long := strings.Repeat("v_add_f32_e32 v1, v0, v0 ", 8)
+	provider := mapISA{
+		{Address: 0x1000}:                  {"s_nop 0", 4},
+		{Address: 0x1004}:                  {long, 8},
+		{Address: 0x100c}:                  {"", 0},
+		{Address: 0x1010, CodeObjectID: 3}: {"s_endpgm", 4},
+		{Address: 0x1014}:                  {"s_cbranch_scc0 65534 ; ü", 12},
+	}
+	script := `isa 4096 0 64
+isa 4100 0 4
+isa 4104 0 64
+isa 4108 0 0
+isa 4112 3 8
+isa 4112 0 64
+isa 4116 0 16
+`
+	want := []isaEcho{
+		{StatusSuccess, StatusSuccess, 4, "s_nop 0", 1},
+		{StatusOutOfResources, StatusSuccess, 8, long, 2},
+		{StatusInvalidArgument, StatusInvalidArgument, 0, "", 1},
+		{StatusSuccess, StatusSuccess, 4, "", 1},
+		{StatusSuccess, StatusSuccess, 4, "s_endpgm", 1},
+		{StatusInvalidArgument, StatusInvalidArgument, 0, "", 1},
+		{StatusOutOfResources, StatusSuccess, 12, "s_cbranch_scc0 65534 ; ü", 2},
+	}
+	for _, v1 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
+			var defines []string
+			if v1 {
+				defines = append(defines, "-DFIXTURE_V1_ONLY")
+			}
+			d := loadFixture(t, defines...)
+			var c collector
+			if err := d.Decode(context.Background(), strings.NewReader(script), provider, c.emit); err != nil {
+				t.Fatal(err)
+			}
+			if len(c.batches) != len(want) {
+				t.Fatalf("got %d reports, want %d", len(c.batches), len(want))
+			}
+			for i, b := range c.batches {
+				if got := parseISAEcho(t, b); got != want[i] {
+					t.Errorf("query %d: got %+v, want %+v", i, got, want[i])
+				}
+			}
+		})
+	}
+}
+
+// echoes returns the buffers the fixture's "echo" command reported.
+func echoes(t *testing.T, bs []wire.Batch) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, b := range bs {
+		if b.Type != 202 || b.Raw.ElemSize != 8 || uint64(len(b.Raw.Data)) != 8*b.Raw.Count || len(b.Raw.Data) < 16 {
+			t.Fatalf("not an echo: %+v", b)
+		}
+		n := u64(b.Raw.Data, 8)
+		out = append(out, b.Raw.Data[16:16+n])
+	}
+	return out
+}
+
+func chunk(rng *rand.Rand, n int) []byte {
+	b := append([]byte("echo\n\x00"), make([]byte, n)...) // the NUL ends the script
+	for i := 6; i < len(b); i++ {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+func TestDataCallbackChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	chunks := [][]byte{chunk(rng, 1000), chunk(rng, 1<<20), nil, chunk(rng, 3)}
+	want := [][]byte{chunks[0], chunks[1], chunks[3]} // an empty buffer is skipped
+	for _, v1 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
+			var defines []string
+			if v1 {
+				defines = append(defines, "-DFIXTURE_V1_ONLY")
+			}
+			d := loadFixture(t, defines...)
+			var c collector
+			if err := d.DecodeBuffers(context.Background(), chunks, noISA, c.emit); err != nil {
+				t.Fatal(err)
+			}
+			got := echoes(t, c.batches)
+			if len(got) != len(want) {
+				t.Fatalf("got %d buffers, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Errorf("buffer %d: %d bytes arrived, want %d identical bytes", i, len(got[i]), len(want[i]))
+				}
+			}
+			// A single buffer through Decode arrives whole too.
+			c = collector{}
+			if err := d.Decode(context.Background(), bytes.NewReader(chunks[1]), noISA, c.emit); err != nil {
+				t.Fatal(err)
+			}
+			if got := echoes(t, c.batches); len(got) != 1 || !bytes.Equal(got[0], chunks[1]) {
+				t.Errorf("Decode: the buffer did not arrive intact")
+			}
+		})
+	}
+}
+
+func TestErrorStatusMidParse(t *testing.T) {
+	for _, v1 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
+			var defines []string
+			if v1 {
+				defines = append(defines, "-DFIXTURE_V1_ONLY")
+			}
+			d := loadFixture(t, defines...)
+			var c collector
+			err := d.DecodeBuffers(context.Background(),
+				[][]byte{[]byte("rec 6 2 1\nfail 4\nrec 6 1 2\n"), []byte("echo\n")}, noISA, c.emit)
+			if err == nil || cli.CodeOf(err) != cli.ExitFormat || !strings.Contains(err.Error(), "FIXTURE_INVALID_SHADER_DATA") {
+				t.Fatalf("got error %v (exit %d), want the library's INVALID_SHADER_DATA text and exit 3", err, cli.CodeOf(err))
+			}
+			compareBatches(t, c.batches, []wire.Batch{expect(wire.TypeShaderData, 2, 1, 0)})
+
+			c = collector{}
+			err = d.Decode(context.Background(), strings.NewReader("gfxip 11\nfail 1\n"), noISA, c.emit)
+			if cli.CodeOf(err) != cli.ExitFailed || !strings.Contains(err.Error(), "FIXTURE_ERROR") {
+				t.Fatalf("got %v, want FIXTURE_ERROR with exit 1", err)
+			}
+			compareBatches(t, c.batches, []wire.Batch{{Type: wire.TypeGFXIP, GFXIP: 11}})
+		})
+	}
+}
+
+type panicISA struct{}
+
+func (panicISA) ISA(wire.PC) (string, uint64, bool) { panic("provider exploded") }
+
+func TestCallbackFailures(t *testing.T) {
+	d := loadFixture(t)
+	ctx := context.Background()
+	script := "rec 6 1 1\nrec 6 1 2\nisa 4096 0 64\nrec 6 1 3\n"
+
+	// A panic in emit becomes an error; later callbacks are refused.
+	calls := 0
+	err := d.Decode(ctx, strings.NewReader(script), noISA, func(b *wire.Batch) error {
+		calls++
+		panic("emit exploded")
+	})
+	if err == nil || !strings.Contains(err.Error(), "emit exploded") || calls != 1 {
+		t.Errorf("panic in emit: err %v after %d calls, want the panic as an error after 1 call", err, calls)
+	}
+
+	// An error from emit stops the decode and is returned as is.
+	stop := errors.New("stop here")
+	calls = 0
+	err = d.Decode(ctx, strings.NewReader(script), noISA, func(b *wire.Batch) error {
+		calls++
+		if calls == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || calls != 2 {
+		t.Errorf("emit error: got %v after %d calls", err, calls)
+	}
+
+	// A panic in the provider becomes an error.
+	var c collector
+	err = d.Decode(ctx, strings.NewReader(script), panicISA{}, c.emit)
+	if err == nil || !strings.Contains(err.Error(), "provider exploded") {
+		t.Errorf("panic in provider: got %v", err)
+	}
+	if len(c.batches) != 2 {
+		t.Errorf("panic in provider: %d batches delivered, want the 2 before it", len(c.batches))
+	}
+
+	// A cancelled context stops delivery.
+	cctx, cancel := context.WithCancel(ctx)
+	calls = 0
+	err = d.Decode(cctx, strings.NewReader(script), noISA, func(b *wire.Batch) error {
+		calls++
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 1 {
+		t.Errorf("cancel: got %v after %d calls", err, calls)
+	}
+
+	// The decoder is still usable afterwards.
+	c = collector{}
+	if err := d.Decode(ctx, strings.NewReader("rec 6 1 1\n"), noISA, c.emit); err != nil {
+		t.Fatal(err)
+	}
+	compareBatches(t, c.batches, []wire.Batch{expect(wire.TypeShaderData, 1, 1, 0)})
+}
+
+func TestConcurrentDecoders(t *testing.T) {
+	lib := buildFixture(t, t.TempDir(), "fixture.so")
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 4 {
+		d, err := Load(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		wg.Add(2)
+		for range 2 { // two goroutines share each decoder
+			go func() {
+				defer wg.Done()
+				for range 5 {
+					var c collector
+					if err := d.Decode(context.Background(), strings.NewReader(everyRecord), noISA, c.emit); err != nil {
+						errs <- err
+						return
+					}
+					if !reflect.DeepEqual(c.batches, everyRecordWant()) {
+						errs <- errors.New("records differ under concurrency")
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestV1Fallback(t *testing.T) {
+	dir := t.TempDir()
+	lib := buildFixture(t, dir, "librocprof-trace-decoder.so.0.1.6", "-DFIXTURE_V1_ONLY", "-DFIXTURE_NO_DISASM")
+	d, err := Load(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.API() != "v1" || d.Version() != "0.1.6" || d.Name() != "rocm" {
+		t.Errorf("API %q version %q name %q, want v1 0.1.6 rocm", d.API(), d.Version(), d.Name())
+	}
+	err = d.AddCodeObject(1, 0, 16, []byte("\x7fELF"))
+	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "V1") {
+		t.Errorf("AddCodeObject on V1: %v", err)
+	}
+	err = d.Decode(context.Background(), strings.NewReader("gfxip 9\n"), nil, (&collector{}).emit)
+	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "index") {
+		t.Errorf("Decode without provider on V1: %v", err)
+	}
+}
+
+func TestVersionAndStrings(t *testing.T) {
+	d := loadFixture(t)
+	if d.API() != "v2" || d.Version() != "0.2.99" {
+		t.Errorf("API %q version %q, want v2 0.2.99 (from get_version)", d.API(), d.Version())
+	}
+	if got := d.StatusString(StatusNotImplemented); got != "FIXTURE_NOT_IMPLEMENTED" {
+		t.Errorf("StatusString: %q", got)
+	}
+	if got := d.InfoString(wire.InfoDataLost); got != "FIXTURE_INFO_1" {
+		t.Errorf("InfoString: %q", got)
+	}
+	if got := StatusString(42); got != "FIXTURE_STATUS_UNKNOWN" {
+		t.Errorf("package StatusString after Load: %q", got)
+	}
+	if got := InfoString(3); got != "FIXTURE_INFO_3" {
+		t.Errorf("package InfoString after Load: %q", got)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := d.Decode(context.Background(), strings.NewReader(""), noISA, (&collector{}).emit); err == nil {
+		t.Error("Decode after Close succeeded")
+	}
+}
+
+func TestCodeObjects(t *testing.T) {
+	d := loadFixture(t)
+	elf := append([]byte("\x7fELF"), make([]byte, 60)...)
+	if err := d.AddCodeObject(7, 0x1000, 0x200, elf); err != nil {
+		t.Fatal(err)
+	}
+	// Overwrite the Go slice: the library must read its own copy.
+	clear(elf)
+	var c collector
+	if err := d.Decode(context.Background(), strings.NewReader("isa 16 7 8\nisa 16 8 64\n"), nil, c.emit); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.batches) != 2 {
+		t.Fatalf("%d batches", len(c.batches))
+	}
+	want := isaEcho{StatusOutOfResources, StatusSuccess, 4, "builtin id=7 addr=16 elf=7f454c46 size=64", 2}
+	if got := parseISAEcho(t, c.batches[0]); got != want {
+		t.Errorf("built-in disassembly: got %+v, want %+v", got, want)
+	}
+	if got := parseISAEcho(t, c.batches[1]); got.first != StatusInvalidArgument {
+		t.Errorf("unknown code object: %+v", got)
+	}
+	if err := d.AddCodeObject(8, 0, 16, []byte("not an elf")); err == nil || !strings.Contains(err.Error(), "FIXTURE_ERROR") {
+		t.Errorf("loading a non-ELF: %v", err)
+	}
+	if err := d.RemoveCodeObject(7); err != nil {
+		t.Error(err)
+	}
+	if err := d.RemoveCodeObject(7); err == nil {
+		t.Error("removing an unknown code object succeeded")
+	}
+	// With no code object left and no provider, the library cannot disassemble.
+	err := d.Decode(context.Background(), strings.NewReader("gfxip 9\n"), nil, c.emit)
+	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "FIXTURE_NOT_IMPLEMENTED") {
+		t.Errorf("Decode without ISA source: %v", err)
+	}
+
+	nd := loadFixture(t, "-DFIXTURE_NO_DISASM")
+	err = nd.AddCodeObject(1, 0, 16, []byte("\x7fELF"))
+	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "without a disassembler") {
+		t.Errorf("NOT_IMPLEMENTED codeobj_load: %v", err)
+	}
+}
+
+func TestMissingSymbols(t *testing.T) {
+	for _, tc := range []struct {
+		define, symbol string
+	}{
+		{"-DFIXTURE_NO_STATUS_STRING", "rocprof_trace_decoder_get_status_string"},
+		{"-DFIXTURE_V2_NO_PARSE", "rocprof_trace_decoder_parse"},
+	} {
+		lib := buildFixture(t, t.TempDir(), "fixture.so", tc.define)
+		_, err := Load(lib)
+		if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "missing symbol(s) "+tc.symbol) ||
+			!strings.Contains(err.Error(), lib) {
+			t.Errorf("%s: got %v (exit %d), want exit 4 naming %s and the file", tc.define, err, cli.CodeOf(err), tc.symbol)
+		}
+	}
+}
+
+// isolate points every lookup variable at dir (or nothing).
+func isolate(t *testing.T, dir string) {
+	t.Setenv(EnvLib, "")
+	t.Setenv("LD_LIBRARY_PATH", dir)
+	t.Setenv("ROCM_HOME", "")
+	t.Setenv("ROCM_PATH", filepath.Join(dir, "rocm"))
+	t.Setenv("VIRTUAL_ENV", "")
+	t.Setenv("CONDA_PREFIX", "")
+}
+
+func TestLoadFromSearchPath(t *testing.T) {
+	dir := t.TempDir()
+	isolate(t, dir)
+	lib := buildFixture(t, dir, "librocprof-trace-decoder.so.0")
+	d, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.Path() != lib {
+		t.Errorf("loaded %s, want %s", d.Path(), lib)
+	}
+
+	other := t.TempDir()
+	envLib := buildFixture(t, other, "any-name.so", "-DFIXTURE_V1_ONLY")
+	t.Setenv(EnvLib, envLib)
+	d2, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2.Path() != envLib || d2.API() != "v1" {
+		t.Errorf("%s did not win: loaded %s", EnvLib, d2.Path())
+	}
+}
+
+func TestMissingLibrary(t *testing.T) {
+	dir := t.TempDir()
+	isolate(t, dir)
+	d, err := Load("")
+	if err == nil {
+		d.Close()
+		t.Skipf("a decoder library is installed in the loader's path (%s): cannot test its absence", d.Path())
+	}
+	msg := err.Error()
+	if cli.CodeOf(err) != cli.ExitLibrary {
+		t.Errorf("exit code %d, want 4", cli.CodeOf(err))
+	}
+	for _, want := range []string{EnvLib, dir, filepath.Join(dir, "rocm", "lib"), "/opt/rocm/lib",
+		"dynamic loader: librocprof-trace-decoder.so", "dynamic loader: librocprof-trace-decoder.so.0.1"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message does not mention %q:\n%s", want, msg)
+		}
+	}
+	if strings.Index(msg, dir+":") > strings.Index(msg, "/opt/rocm/lib") {
+		t.Errorf("places listed out of order:\n%s", msg)
+	}
+
+	missing := filepath.Join(dir, "nope.so")
+	_, err = Load(missing)
+	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "--lib "+missing) {
+		t.Errorf("Load(%s): %v", missing, err)
+	}
+	t.Setenv(EnvLib, missing)
+	_, err = Load("")
+	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), EnvLib+" "+missing) {
+		t.Errorf("%s=%s: %v", EnvLib, missing, err)
+	}
+}
+
+// A batch emitted to backend.Emit is reused between callbacks.
+var _ backend.Emit = (&collector{}).emit
+
+func TestMain(m *testing.M) {
+	os.Exit(m.Run())
+}
