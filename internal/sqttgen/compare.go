@@ -1,0 +1,158 @@
+package sqttgen
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// Records returns the records of a batch as a list of values, for
+// comparisons: GFXIP and RT_FREQUENCY as one uint64.
+func Records(b *wire.Batch) []any {
+	var out []any
+	switch b.Type {
+	case wire.TypeGFXIP:
+		out = append(out, b.GFXIP)
+	case wire.TypeRTFrequency:
+		out = append(out, b.RTFrequency)
+	case wire.TypeInfo:
+		for _, v := range b.Info {
+			out = append(out, v)
+		}
+	case wire.TypeOccupancy:
+		for _, v := range b.Occupancy {
+			out = append(out, v)
+		}
+	case wire.TypePerfEvent:
+		for _, v := range b.PerfEvents {
+			out = append(out, v)
+		}
+	case wire.TypeWave:
+		for _, v := range b.Waves {
+			if len(v.Timeline) == 0 {
+				v.Timeline = nil
+			}
+			if len(v.Instructions) == 0 {
+				v.Instructions = nil
+			}
+			out = append(out, v)
+		}
+	case wire.TypeEvent:
+		for _, v := range b.Events {
+			out = append(out, v)
+		}
+	case wire.TypeShaderData:
+		for _, v := range b.ShaderData {
+			out = append(out, v)
+		}
+	case wire.TypeRealtime:
+		for _, v := range b.Realtime {
+			out = append(out, v)
+		}
+	case wire.TypeInstOtherSIMD:
+		for _, v := range b.OtherSIMD {
+			out = append(out, v)
+		}
+	case wire.TypeDispatch:
+		for _, v := range b.Dispatches {
+			out = append(out, v)
+		}
+	case wire.TypeMarker:
+		for _, v := range b.Markers {
+			out = append(out, v)
+		}
+	default:
+		out = append(out, b.Raw)
+	}
+	return out
+}
+
+// CloneBatch returns a deep copy of b (decoders reuse their batches).
+func CloneBatch(b *wire.Batch) wire.Batch {
+	c := wire.Batch{Type: b.Type, GFXIP: b.GFXIP, RTFrequency: b.RTFrequency}
+	c.Info = append([]wire.Info(nil), b.Info...)
+	c.Occupancy = append([]wire.Occupancy(nil), b.Occupancy...)
+	c.PerfEvents = append([]wire.PerfEvent(nil), b.PerfEvents...)
+	for _, w := range b.Waves {
+		w.Timeline = append([]wire.WaveState(nil), w.Timeline...)
+		w.Instructions = append([]wire.Instruction(nil), w.Instructions...)
+		c.Waves = append(c.Waves, w)
+	}
+	c.Events = append([]wire.Event(nil), b.Events...)
+	c.ShaderData = append([]wire.ShaderData(nil), b.ShaderData...)
+	c.Realtime = append([]wire.Realtime(nil), b.Realtime...)
+	c.OtherSIMD = append([]wire.OtherSIMD(nil), b.OtherSIMD...)
+	c.Dispatches = append([]wire.Dispatch(nil), b.Dispatches...)
+	c.Markers = append([]wire.Marker(nil), b.Markers...)
+	c.Raw = wire.Raw{Count: b.Raw.Count, ElemSize: b.Raw.ElemSize, Data: append([]byte(nil), b.Raw.Data...)}
+	return c
+}
+
+// Diff compares two record sequences batch by batch and record by record,
+// and describes the first difference ("" when they are equal). For waves it
+// names the first differing field, instruction or timeline entry.
+func Diff(want, got []wire.Batch) string {
+	for i := 0; i < len(want) || i < len(got); i++ {
+		if i >= len(got) {
+			return fmt.Sprintf("batch %d: missing; want %s with %d records", i, want[i].Type, want[i].Len())
+		}
+		if i >= len(want) {
+			return fmt.Sprintf("batch %d: unexpected %s with %d records: first %+v", i, got[i].Type, got[i].Len(), first(&got[i]))
+		}
+		w, g := &want[i], &got[i]
+		if w.Type != g.Type {
+			return fmt.Sprintf("batch %d: type %s, want %s (want first record %+v; got %+v)", i, g.Type, w.Type, first(w), first(g))
+		}
+		wr, gr := Records(w), Records(g)
+		for j := 0; j < len(wr) || j < len(gr); j++ {
+			if j >= len(gr) {
+				return fmt.Sprintf("batch %d (%s): %d records, want %d; first missing: %+v", i, w.Type, len(gr), len(wr), wr[j])
+			}
+			if j >= len(wr) {
+				return fmt.Sprintf("batch %d (%s): %d records, want %d; first extra: %+v", i, w.Type, len(gr), len(wr), gr[j])
+			}
+			if !reflect.DeepEqual(wr[j], gr[j]) {
+				if ww, ok := wr[j].(wire.Wave); ok {
+					return fmt.Sprintf("batch %d (wave) record %d: %s", i, j, diffWave(&ww, gr[j].(wire.Wave)))
+				}
+				return fmt.Sprintf("batch %d (%s) record %d:\n got %+v\nwant %+v", i, w.Type, j, gr[j], wr[j])
+			}
+		}
+	}
+	return ""
+}
+
+func first(b *wire.Batch) any {
+	if r := Records(b); len(r) > 0 {
+		return r[0]
+	}
+	return nil
+}
+
+func diffWave(w *wire.Wave, g wire.Wave) string {
+	hw, hg := *w, g
+	hw.Timeline, hw.Instructions, hg.Timeline, hg.Instructions = nil, nil, nil, nil
+	if !reflect.DeepEqual(hw, hg) {
+		return fmt.Sprintf("wave fields\n got %+v\nwant %+v", hg, hw)
+	}
+	for k := 0; k < len(w.Instructions) || k < len(g.Instructions); k++ {
+		switch {
+		case k >= len(g.Instructions):
+			return fmt.Sprintf("%d instructions, want %d; first missing %d: %+v", len(g.Instructions), len(w.Instructions), k, w.Instructions[k])
+		case k >= len(w.Instructions):
+			return fmt.Sprintf("%d instructions, want %d; first extra %d: %+v", len(g.Instructions), len(w.Instructions), k, g.Instructions[k])
+		case w.Instructions[k] != g.Instructions[k]:
+			lo := max(0, k-2)
+			return fmt.Sprintf("instruction %d of %d (wave simd %d slot %d begin %d):\n got %+v\nwant %+v\ncontext want %+v\n        got %+v",
+				k, len(w.Instructions), w.SIMD, w.WaveID, w.BeginTime, g.Instructions[k], w.Instructions[k],
+				w.Instructions[lo:min(len(w.Instructions), k+2)], g.Instructions[lo:min(len(g.Instructions), k+2)])
+		}
+	}
+	for k := 0; k < len(w.Timeline) || k < len(g.Timeline); k++ {
+		if k >= len(g.Timeline) || k >= len(w.Timeline) || w.Timeline[k] != g.Timeline[k] {
+			return fmt.Sprintf("timeline differs at entry %d:\n got %v\nwant %v", k, g.Timeline, w.Timeline)
+		}
+	}
+	return "equal"
+}

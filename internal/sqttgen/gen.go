@@ -1,0 +1,186 @@
+package sqttgen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// Kernel names a kernel entry: the ELF virtual address of its first
+// instruction (a multiple of 256, as the PGM registers require) inside the
+// code object CodeObjectID.
+type Kernel struct {
+	Entry        uint64
+	CodeObjectID uint64
+}
+
+// Config describes the trace to generate. Zero values select the defaults
+// noted on each field.
+type Config struct {
+	// Index supplies the instructions (and, when Kernels is empty, the
+	// kernels and function entries). ISA is used when Index is nil.
+	Index *wire.Index
+	ISA   isa.Provider
+	// Kernels to run; waves pick one each. Default: every kernel of Index.
+	Kernels []Kernel
+	// Seed makes everything else: paths, trip counts, timings.
+	Seed uint64
+
+	Version2     uint8 // header version2: 4 MI200, 5 MI300 (default), 6 MI350
+	TargetCU     uint8 // traced CU, 0..15
+	SE           uint8 // shader engine id written in the header
+	SIMDs        int   // SIMDs with traced waves, 1..4 (default 4)
+	WavesPerSIMD int   // wave slots used per SIMD, 1..10 (default 3)
+	WavesPerSlot int   // waves run one after another in each slot (default 2)
+	OtherCUs     int   // CUs with occupancy-only waves (default 2; -1 for none)
+	DoubleBuffer bool  // set the header's double_buffer bit
+
+	// Instrument writes the '\0ROC' protocol: RT frequency, the code
+	// object loads (required when CodeObjectID is not 0) and realtime
+	// samples.
+	Instrument bool
+	// LateLoad announces the code objects after the first waves started,
+	// flagged as loaded before tracing began (late attribution, §2.1.3).
+	LateLoad bool
+	// LoadAddress is the GPU address of code object vaddr 0 (default
+	// 0x7f0000000000; one code object per 4 GiB above it).
+	LoadAddress uint64
+	// Dispatch writes the dispatch register state and initiator.
+	Dispatch bool
+	// Perf writes perf-counter tokens; PerfInterval announces a counter
+	// interval (AGENT_INFO type 1, needs Instrument).
+	Perf         bool
+	PerfInterval uint32
+	// ShaderData writes shader data tokens besides those of s_ttracedata.
+	ShaderData bool
+	// Events writes CS_PARTIAL_FLUSH register writes and TT stall MISC
+	// tokens.
+	Events bool
+	// Barriers as OTHER_MSG + IMMED (newest decoders only; 0.1.6 drops
+	// OTHER_MSG, spec A.3). Otherwise a barrier is one IMMED.
+	BarrierMessages bool
+
+	MaxTrips     int   // largest loop trip count (default 64)
+	MaxWaveInsts int   // instructions per wave before steering to s_endpgm (default 50000)
+	TargetBytes  int64 // start waves until the trace has this many bytes (0: WavesPerSlot)
+
+	// Emit receives the expected records in callback order (GenerateTo).
+	// The batches are the callee's to keep.
+	Emit func(*wire.Batch) error
+}
+
+// Stats summarises a generated trace.
+type Stats struct {
+	Bytes        int64
+	Waves        int64 // traced waves
+	Instructions int64 // traced instructions
+	Tokens       int64
+}
+
+// Generate returns the trace bytes and the records a correct decoder emits
+// for them, in callback order.
+func Generate(cfg Config) ([]byte, []wire.Batch, error) {
+	var buf bytes.Buffer
+	var want []wire.Batch
+	user := cfg.Emit
+	cfg.Emit = func(b *wire.Batch) error {
+		want = append(want, *b)
+		if user != nil {
+			return user(b)
+		}
+		return nil
+	}
+	if _, err := GenerateTo(&buf, cfg); err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), want, nil
+}
+
+// GenerateTo writes the trace to w as it is made, holding only the waves
+// in flight; cfg.Emit, when set, receives the expected records.
+func GenerateTo(w io.Writer, cfg Config) (Stats, error) {
+	g, err := newGen(w, cfg)
+	if err != nil {
+		return Stats{}, err
+	}
+	return g.run()
+}
+
+func (c *Config) defaults() error {
+	if c.Version2 == 0 {
+		c.Version2 = 5
+	}
+	if c.Version2 < 4 || c.Version2 > 6 {
+		return fmt.Errorf("version2 %d: want 4, 5 or 6", c.Version2)
+	}
+	if c.TargetCU > 15 {
+		return fmt.Errorf("target CU %d: want 0..15", c.TargetCU)
+	}
+	if c.SIMDs == 0 {
+		c.SIMDs = 4
+	}
+	if c.SIMDs < 1 || c.SIMDs > 4 {
+		return fmt.Errorf("SIMDs %d: want 1..4", c.SIMDs)
+	}
+	if c.WavesPerSIMD == 0 {
+		c.WavesPerSIMD = 3
+	}
+	if c.WavesPerSIMD < 1 || c.WavesPerSIMD > 10 {
+		return fmt.Errorf("waves per SIMD %d: want 1..10", c.WavesPerSIMD)
+	}
+	if c.WavesPerSlot == 0 {
+		c.WavesPerSlot = 2
+	}
+	switch {
+	case c.OtherCUs == 0:
+		c.OtherCUs = 2
+	case c.OtherCUs < 0:
+		c.OtherCUs = 0
+	case c.OtherCUs > 15:
+		c.OtherCUs = 15
+	}
+	if c.LoadAddress == 0 {
+		c.LoadAddress = 0x7f0000000000
+	}
+	if c.LoadAddress%256 != 0 {
+		return fmt.Errorf("load address %#x is not 256-byte aligned", c.LoadAddress)
+	}
+	if c.MaxTrips <= 0 {
+		c.MaxTrips = 64
+	}
+	if c.MaxWaveInsts <= 0 {
+		c.MaxWaveInsts = 50000
+	}
+	if c.Index == nil && c.ISA == nil {
+		return errors.New("no index and no ISA provider")
+	}
+	return nil
+}
+
+// kernelsOf lists the kernels of an index: its kernel table, else the
+// function rows.
+func kernelsOf(ix *wire.Index) []Kernel {
+	var ks []Kernel
+	for _, k := range ix.Kernels {
+		ks = append(ks, Kernel{Entry: k.Address, CodeObjectID: k.CodeObj})
+	}
+	if len(ks) == 0 {
+		for _, r := range ix.Rows {
+			if r.Kind == wire.RowFunction && r.Vaddr%256 == 0 {
+				ks = append(ks, Kernel{Entry: r.Vaddr, CodeObjectID: r.CodeObj})
+			}
+		}
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if ks[i].CodeObjectID != ks[j].CodeObjectID {
+			return ks[i].CodeObjectID < ks[j].CodeObjectID
+		}
+		return ks[i].Entry < ks[j].Entry
+	})
+	return ks
+}

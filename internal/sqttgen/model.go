@@ -1,0 +1,768 @@
+package sqttgen
+
+import (
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// The model turns the tokens the encoder writes into the records a decoder
+// that follows the specification emits, in callback order (spec §4.3). It
+// implements the gfx9 semantics of §2.1 and §2.2.6 for the token kinds the
+// generator writes. PCs of instructions are not stitched from the text: they
+// are the PCs the simulated waves executed, noted on each ISSUE.
+
+type trapState uint8
+
+const (
+	trapRestored trapState = iota
+	trapRequest
+	trapStandby
+	trapWaitNewPC
+)
+
+const catPlaceholder = wire.CatUnresolved
+
+// mwave is the model's state of one traced wave (spec §2.2.5).
+type mwave struct {
+	rec        wire.Wave
+	ended      bool
+	lost       bool // started by an INST token, no start PC
+	cur        wire.WaveStateType
+	stateStart int64
+	issued     []int
+	stalls     []int64
+	trap       trapState
+	trapping   bool
+	lastOfType [17]int
+}
+
+type coRange struct {
+	addr, size, id uint64
+}
+
+type cuBank struct{ cu, bank uint8 }
+
+// model holds the decoder state of one buffer.
+type model struct {
+	out func(*wire.Batch)
+
+	hdr      Header
+	haveHdr  bool
+	phase    int64
+	waves    [4][10][]*mwave
+	running  map[uint32]wire.PC
+	occ      []wire.Occupancy
+	sdata    []wire.ShaderData
+	rt       []wire.Realtime
+	perfRecs []wire.PerfEvent
+	perfLast map[cuBank]int64
+	perfSeen []cuBank
+	perfN    int64
+	dataLost bool
+
+	pgm, pkt             [2][4]uint64
+	nthr                 [3]uint32
+	rsrc1, rsrc2, rsrc3  uint32
+	instrActive          bool
+	udWait               int // -1: waiting for a header, else CODEOBJ type of the payload
+	coSize, coAddr, coID [2][4]uint64
+	active               []coRange
+	fromStart            []coRange
+
+	rtLeft, rtOp, rtIdx int
+	rtLow, rtHi, rtNow  uint32
+	rtFreq              uint64
+	rtFreqSet           bool
+
+	// per parse call
+	waveIncSent bool
+
+	// classOf answers the stitcher category of a PC, for the stitch-time
+	// rules (MFMA scale); nil when not needed.
+	classOf func(wire.PC) lineClass
+}
+
+func newModel(out func(*wire.Batch)) *model {
+	return &model{out: out, phase: 15, running: map[uint32]wire.PC{}, perfLast: map[cuBank]int64{}, udWait: -1}
+}
+
+func (m *model) emit(b *wire.Batch) { m.out(b) }
+
+func (m *model) header(h Header) {
+	m.hdr, m.haveHdr = h, true
+	m.emit(&wire.Batch{Type: wire.TypeGFXIP, GFXIP: 9})
+}
+
+// translate maps a GPU address through the active code objects (§2.1.3).
+func (m *model) translate(addr uint64) wire.PC {
+	return translateIn(m.active, addr)
+}
+
+func translateIn(t []coRange, addr uint64) wire.PC {
+	for _, r := range t {
+		if r.addr <= addr && addr < r.addr+r.size {
+			return wire.PC{Address: addr - r.addr, CodeObjectID: r.id}
+		}
+	}
+	return wire.PC{Address: addr}
+}
+
+func (m *model) retranslate(pc wire.PC) wire.PC {
+	if pc.CodeObjectID == 0 && pc.Address != 0 {
+		return translateIn(m.fromStart, pc.Address)
+	}
+	return pc
+}
+
+func (m *model) startPC(me, pipe uint8) uint64 {
+	return (m.pgm[me&1][pipe&3] << 8) & (1<<48 - 1)
+}
+
+func (m *model) top(simd, slot uint8) *mwave {
+	s := m.waves[simd&3][slot]
+	if len(s) == 0 {
+		return nil
+	}
+	return s[len(s)-1]
+}
+
+func (m *model) event(t int64, typ wire.EventType, me, pipe uint8, flags uint16, payload uint64) {
+	m.emit(&wire.Batch{Type: wire.TypeEvent, Events: []wire.Event{{
+		Size: 40, Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload}}})
+}
+
+func (m *model) misc(t int64, typ int) {
+	switch typ {
+	case miscPacketLost:
+		m.dataLost = true
+		m.event(t, wire.EventPacketLoss, 0, 0, 0, 0)
+	case miscTTStallBeg:
+		m.event(t, wire.EventTTStallBegin, 0, 0, 0, 0)
+	case miscTTStallEnd:
+		m.event(t, wire.EventTTStallEnd, 0, 0, 0, 0)
+	case miscSaveContext:
+		m.event(t, wire.EventSaveContext, 0, 0, 0, 0)
+		for simd := range m.waves {
+			for slot := range m.waves[simd] {
+				if w := m.top(uint8(simd), uint8(slot)); w != nil && !w.ended {
+					w.trap = trapRequest
+				}
+			}
+		}
+	}
+}
+
+func occKey(cu, simd, wave uint8) uint32 {
+	return uint32(wave) | uint32(simd)<<5 | uint32(cu)<<7
+}
+
+func (m *model) waveStart(t int64, sh, cu, simd, slot, me, pipe, count, tg uint8) {
+	pc := m.translate(m.startPC(me, pipe))
+	if cu == m.hdr.TargetCU && sh == 0 {
+		w := m.top(simd, slot)
+		if count > 64 {
+			if w == nil {
+				return
+			}
+			switch w.trap {
+			case trapRequest:
+				if w.rec.Contexts < 255 {
+					w.rec.Contexts++
+				}
+				w.trap = trapStandby
+				w.rec.Instructions = append(w.rec.Instructions, wire.Instruction{
+					Time: t, Category: wire.CatContext, Duration: 4})
+				w.trapping = true
+			case trapStandby:
+				w.trap = trapWaitNewPC
+			}
+			return
+		}
+		if w == nil || w.ended {
+			nw := &mwave{cur: wire.StateIdle, stateStart: t}
+			nw.rec = wire.Wave{CU: cu, SIMD: simd, WaveID: slot, Dispatcher: pipe&0xF | (me&7)<<4,
+				WorkgroupID: count, Size: 64, BeginTime: t}
+			m.waves[simd][slot] = append(m.waves[simd][slot], nw)
+		}
+	}
+	k := occKey(cu, simd, slot)
+	if _, ok := m.running[k]; ok {
+		m.running[k] = pc
+		return
+	}
+	m.running[k] = pc
+	m.occ = append(m.occ, wire.Occupancy{PC: pc, Time: uint64(t), CU: cu, SIMD: simd, WaveID: slot,
+		Start: true, MEID: me, PipeID: pipe, IsExt: true, WorkgroupID: tg})
+}
+
+func (m *model) waveEnd(t int64, sh, cu, simd, slot uint8) {
+	if cu == m.hdr.TargetCU && sh == 0 {
+		w := m.top(simd, slot)
+		if w == nil || w.trap != trapRestored {
+			return
+		}
+		m.complete(w, t)
+		m.emitWave(w)
+		s := m.waves[simd][slot]
+		m.waves[simd][slot] = s[:len(s)-1]
+	}
+	k := occKey(cu, simd, slot)
+	if pc, ok := m.running[k]; ok {
+		delete(m.running, k)
+		pc = m.retranslate(pc)
+		m.occ = append(m.occ, wire.Occupancy{PC: pc, Time: uint64(t), CU: cu, SIMD: simd, WaveID: slot,
+			IsExt: true})
+	} else if !m.dataLost {
+		// Spec §2.2.6 WAVE_END step 2: a synthetic START and END at time 0.
+		m.occ = append([]wire.Occupancy{{CU: cu, SIMD: simd, WaveID: slot, Start: true, IsExt: true}}, m.occ...)
+		m.occ = append(m.occ, wire.Occupancy{CU: cu, SIMD: simd, WaveID: slot, IsExt: true})
+	}
+	if m.hdr.DoubleBuffer && len(m.occ) >= 65536 {
+		m.flushOcc()
+	}
+}
+
+// complete ends a wave at token time t (newest: e = t + 4).
+func (m *model) complete(w *mwave, t int64) {
+	e := t + 4
+	if len(w.rec.Instructions) > 0 && len(w.rec.Timeline) > 0 && e > w.stateStart {
+		w.rec.Timeline = append(w.rec.Timeline, wire.WaveState{Type: w.cur, Duration: int32(e - w.stateStart)})
+	}
+	w.cur = wire.StateEmpty
+	w.rec.EndTime = e
+	w.ended = true
+}
+
+func iend(in *wire.Instruction) int64 { return in.Time + int64(in.Duration) }
+
+func trim(prev *wire.Instruction, t int64) {
+	if t < iend(prev) {
+		prev.Duration = int32(max(t-prev.Time, 4))
+		prev.Stall = uint32(min(int64(prev.Stall), int64(prev.Duration)))
+	}
+}
+
+// addState adds d cycles of state s to the timeline: to the last entry when
+// it has that state, else as a new entry.
+func (w *mwave) addState(s wire.WaveStateType, d int64) {
+	tl := w.rec.Timeline
+	if n := len(tl); n > 0 && tl[n-1].Type == s {
+		tl[n-1].Duration += int32(d)
+		return
+	}
+	w.rec.Timeline = append(tl, wire.WaveState{Type: s, Duration: int32(d)})
+}
+
+func (m *model) issue(t int64, simd uint8, st *[10]uint8, pcs *[10]wire.PC) {
+	for i, s := range st {
+		if s == issueNone {
+			continue
+		}
+		w := m.top(simd, uint8(i))
+		if w == nil || w.trap != trapRestored {
+			continue
+		}
+		prev := w.cur
+		ins := &w.rec.Instructions
+		switch s {
+		case issueImmed:
+			ti := t
+			if n := len(*ins); n > 0 && (*ins)[n-1].Category != catPlaceholder {
+				trim(&(*ins)[n-1], t)
+				ti = min(iend(&(*ins)[n-1]), t)
+			}
+			c := 4 + max(0, t-ti)
+			*ins = append(*ins, wire.Instruction{Time: ti, Category: wire.CatImmed, Duration: int32(c),
+				Stall: uint32(c), PC: pcs[i]})
+			if w.stateStart < ti {
+				w.addState(w.cur, ti-w.stateStart)
+			}
+			w.cur = wire.StateExec
+			w.rec.Timeline = append(w.rec.Timeline, wire.WaveState{Type: wire.StateWait, Duration: int32(c)})
+			w.stateStart = ti + c
+		case issueStall:
+			w.cur = wire.StateStall
+			w.stalls = append(w.stalls, t)
+		case issueInst:
+			w.cur = wire.StateExec
+			w.issued = append(w.issued, len(*ins))
+			*ins = append(*ins, wire.Instruction{Time: t, Category: catPlaceholder, PC: pcs[i]})
+		}
+		if t-w.stateStart > 0 {
+			w.addState(prev, t-w.stateStart)
+		}
+		w.stateStart = max(t, w.stateStart)
+	}
+}
+
+// phaseAdd and instCat give the category and phase class of INST types.
+func instCat(k int) (wire.InstCategory, int64, bool) {
+	switch k {
+	case instSMEMRd, instSMEMWr:
+		return wire.CatSMEM, 5, true
+	case instSALU32, instSALU64:
+		return wire.CatSALU, 5, true
+	case instVMEMRd, instVMEMWr:
+		return wire.CatVMEM, 0, true
+	case instFLATWr, instFLATRd:
+		return wire.CatFLAT, 0, true
+	case instVALU32, instVALU64, instVALUMAI:
+		return wire.CatVALU, 2, true
+	case instLDS:
+		return wire.CatLDS, 1, true
+	case instPC:
+		return wire.CatSALU, 0, true
+	case instJump:
+		return wire.CatJump, 1, true
+	case instNext:
+		return wire.CatNext, 1, true
+	case instOtherMsg:
+		return wire.CatMessage, 1, true
+	case instGoToTrap:
+		return wire.CatContext, 0, true
+	}
+	return 0, 0, false
+}
+
+var replayOf = map[int]int{19: 0, 20: 16, 21: 2, 22: 3, 23: 4, 24: 14}
+
+func (m *model) inst(t int64, simd, slot uint8, k int) {
+	w := m.top(simd, slot)
+	if w == nil || w.ended {
+		w = &mwave{cur: wire.StateIdle, stateStart: t, lost: true}
+		w.rec = wire.Wave{CU: m.hdr.TargetCU, SIMD: simd, WaveID: slot, Size: 64, BeginTime: t}
+		m.waves[simd][slot] = append(m.waves[simd][slot], w)
+	}
+	ins := &w.rec.Instructions
+	if w.trap == trapWaitNewPC && k == instPC {
+		w.trap = trapRestored
+		if n := len(*ins); n > 0 && (*ins)[n-1].Category == wire.CatContext {
+			(*ins)[n-1].Duration = int32(t + 4 - (*ins)[n-1].Time)
+		}
+		return
+	}
+	if w.trap != trapRestored || len(w.issued) == 0 {
+		return
+	}
+	j := w.issued[0]
+	w.issued = w.issued[1:]
+	if n := len(*ins); n >= 2 && (*ins)[j].Time < iend(&(*ins)[n-2]) {
+		m.phase++
+	}
+	if j > 0 {
+		trim(&(*ins)[j-1], (*ins)[j].Time)
+	}
+	phase := (m.phase + int64(simd)) % 4
+	if k < 17 {
+		w.lastOfType[k] = j + 1
+	}
+	I := &(*ins)[j]
+	cat, add, ok := instCat(k)
+	if o, replay := replayOf[k]; replay {
+		x := w.lastOfType[o]
+		w.lastOfType[o] = 0
+		if 0 < x && x < len(*ins) && x < j {
+			X := &(*ins)[x-1]
+			old := X.Duration
+			X.Duration = int32(max(int64(X.Duration), t+4-X.Time))
+			X.Stall += uint32(X.Duration - old)
+		}
+		*ins = append((*ins)[:j], (*ins)[j+1:]...)
+		return
+	}
+	if !ok {
+		*ins = append((*ins)[:j], (*ins)[j+1:]...)
+		return
+	}
+	I.Category = cat
+	phase += add
+	if k == instGoToTrap {
+		w.trap = trapWaitNewPC
+		w.trapping = true
+	}
+	I.Duration = int32(4 + max(t-I.Time-4*(phase/4), 0))
+	if len(w.stalls) > 0 && I.Time > w.stalls[0] {
+		var p int64
+		if j > 0 {
+			p = iend(&(*ins)[j-1])
+		}
+		s := I.Time
+		for len(w.stalls) > 0 && I.Time > w.stalls[0] {
+			s = max(w.stalls[0], p)
+			w.stalls = w.stalls[1:]
+		}
+		I.Stall = uint32(max(I.Time-s, 0))
+		I.Duration = int32(max(I.Time+int64(I.Duration)-s, 4))
+		I.Time = s
+	}
+}
+
+func (m *model) shaderData(t int64, cu, simd, slot uint8, data uint32) {
+	m.sdata = append(m.sdata, wire.ShaderData{Time: t, Value: uint64(data), CU: cu, SIMD: simd, WaveID: slot})
+	if len(m.sdata) >= 65536 {
+		m.emit(&wire.Batch{Type: wire.TypeShaderData, ShaderData: m.sdata})
+		m.sdata = nil
+	}
+}
+
+// Compute register indices (spec §2.1.1).
+const (
+	regDispatchInitiator = 0x00
+	regNumThreadX        = 0x07
+	regPgmLo             = 0x0C
+	regPgmHi             = 0x0D
+	regDispatchPktLo     = 0x0E
+	regDispatchPktHi     = 0x0F
+	regPgmRsrc1          = 0x12
+	regPgmRsrc2          = 0x13
+	regPgmRsrc3          = 0x2D
+	regNowhere           = 0x7F
+)
+
+func setLo(v *uint64, x uint32) { *v = *v&^0xFFFFFFFF | uint64(x) }
+func setHi(v *uint64, x uint32) { *v = *v&0xFFFFFFFF | uint64(x)<<32 }
+
+func (m *model) regCS(t int64, me, pipe, reg uint8, data uint32) {
+	switch reg {
+	case regNumThreadX, regNumThreadX + 1, regNumThreadX + 2:
+		m.nthr[reg-regNumThreadX] = data
+	case regPgmLo:
+		setLo(&m.pgm[me][pipe], data)
+	case regPgmHi:
+		setHi(&m.pgm[me][pipe], data)
+	case regDispatchPktLo:
+		setLo(&m.pkt[me][pipe], data)
+	case regDispatchPktHi:
+		setHi(&m.pkt[me][pipe], data)
+	case regPgmRsrc1:
+		m.rsrc1 = data
+	case regPgmRsrc2:
+		m.rsrc2 = data
+	case regPgmRsrc3:
+		m.rsrc3 = data
+	case regDispatchInitiator:
+		if data&1 != 0 {
+			m.emit(&wire.Batch{Type: wire.TypeDispatch, Dispatches: []wire.Dispatch{m.dispatch(t, me, pipe)}})
+		}
+	case regNowhere:
+		if data == 7 {
+			m.event(t, wire.EventCSPartialFlush, me, pipe, 0, 0)
+		}
+	}
+}
+
+// dispatch derives a DISPATCH record (spec §2.1.5) with tt_version 0 (the
+// LDS field of the generator's RSRC2 is 0, so the tt_version question of
+// spec §8.1 does not arise).
+func (m *model) dispatch(t int64, me, pipe uint8) wire.Dispatch {
+	r1, r2 := m.rsrc1, m.rsrc2
+	var flags int32
+	if r1&(1<<10) != 0 {
+		flags |= 1
+	}
+	if r1&(1<<11) != 0 {
+		flags |= 2
+	}
+	if r1&(1<<14) != 0 {
+		flags |= 4
+	}
+	if r2&1 != 0 {
+		flags |= 8
+	}
+	return wire.Dispatch{
+		Size: 80, Time: t, MEID: me, PipeID: pipe,
+		UserSGPRs:       uint16((r2 >> 1) & 0x1F),
+		Flags:           flags,
+		VGPRs:           (r1&0x3F)*8 + 8,
+		SGPRs:           ((r1>>7)&7)*16 + 16,
+		LDSSize:         ((r2 >> 15) & 0x1FF) * 512,
+		ThreadDim:       m.nthr,
+		DispatchPktAddr: m.pkt[me][pipe],
+		EntryPoint:      m.translate(m.startPC(me, pipe)),
+	}
+}
+
+// User-data registers and instrumentation constants (spec §2.1.2).
+const (
+	regUserData2 = 0xC342
+	regUserData3 = 0xC343
+	rocMagic     = 0x434F5200
+
+	opCodeObj    = 4
+	opRTStamp    = 5
+	opAgentInfo  = 6
+	opRTStampLo  = 7
+	coTail       = 0
+	coSizeLo     = 1
+	coAddrLo     = 2
+	coAddrHi     = 3
+	coSizeHi     = 4
+	coIDLo       = 5
+	coIDHi       = 6
+	agentRTFreq  = 0
+	agentPerfInt = 1
+)
+
+func (m *model) reg(t int64, me, pipe uint8, addr uint16, data uint32) {
+	switch addr {
+	case regUserData3:
+		if m.instrActive {
+			m.rtWrite(t, data)
+		}
+	case regUserData2:
+		m.userData2(t, me, pipe, data)
+	}
+}
+
+func (m *model) userData2(t int64, me, pipe uint8, v uint32) {
+	if !m.instrActive {
+		if v == rocMagic {
+			m.instrActive = true
+			m.udWait = -1
+		}
+		return
+	}
+	if m.udWait < 0 {
+		op, typ, d20 := v&0xFF, (v>>8)&0xF, v>>12
+		switch {
+		case op == opAgentInfo && typ == agentRTFreq:
+			m.rtFreq, m.rtFreqSet = uint64(d20)*1000, true
+		case op == opAgentInfo && typ == agentPerfInt:
+			m.setPerfInterval(int64(d20))
+		case op == opCodeObj && d20 == 0:
+			m.udWait = int(typ)
+		}
+		return
+	}
+	typ := m.udWait
+	m.udWait = -1
+	switch typ {
+	case coSizeLo:
+		setLo(&m.coSize[me][pipe], v)
+	case coSizeHi:
+		setHi(&m.coSize[me][pipe], v)
+	case coAddrLo:
+		setLo(&m.coAddr[me][pipe], v)
+	case coAddrHi:
+		setHi(&m.coAddr[me][pipe], v)
+	case coIDLo:
+		setLo(&m.coID[me][pipe], v)
+	case coIDHi:
+		setHi(&m.coID[me][pipe], v)
+	case coTail:
+		unload, fromStart, legacy := v&1 != 0, v&2 != 0, uint64(v>>2)
+		id := legacy
+		if id == 0 {
+			id = m.coID[me][pipe]
+		}
+		idx := -1
+		for i, r := range m.active {
+			if r.id == id {
+				idx = i
+			}
+		}
+		if !unload && idx < 0 {
+			r := coRange{addr: m.coAddr[me][pipe], size: m.coSize[me][pipe], id: id}
+			if r.size != 0 {
+				m.active = insertRange(m.active, r)
+				if fromStart {
+					m.fromStart = insertRange(m.fromStart, r)
+				}
+			}
+			m.event(t, wire.EventCodeObjectLoad, me, pipe, 1, id&0xFFFFFFFF)
+		} else if unload && idx >= 0 {
+			m.active = append(m.active[:idx], m.active[idx+1:]...)
+			m.event(t, wire.EventCodeObjectUnload, me, pipe, 1, id&0xFFFFFFFF)
+		}
+	}
+}
+
+// insertRange adds r, evicting the ranges it overlaps.
+func insertRange(t []coRange, r coRange) []coRange {
+	out := t[:0]
+	for _, x := range t {
+		if x.addr < r.addr+r.size && r.addr < x.addr+x.size {
+			continue
+		}
+		out = append(out, x)
+	}
+	return append(out, r)
+}
+
+func (m *model) rtWrite(t int64, v uint32) {
+	if m.rtLeft == 0 {
+		op, d20 := v&0xFF, int(v>>12)
+		m.rtOp, m.rtIdx = int(op), 0
+		switch op {
+		case opRTStamp:
+			m.rtLeft = d20
+			if d20 == 0 {
+				m.rtLeft = 3
+			}
+		case opRTStampLo:
+			m.rtLeft = d20
+			if d20 == 0 {
+				m.rtLeft = 1
+			}
+			m.rtLow = m.rtNow
+		default:
+			m.rtLeft, m.rtOp = d20, -1
+		}
+		return
+	}
+	m.rtLeft--
+	switch m.rtOp {
+	case opRTStamp:
+		switch m.rtIdx {
+		case 0:
+			m.rtLow = v
+		case 1:
+			m.rtHi = v
+		case 2:
+			m.rtNow = v
+		}
+	case opRTStampLo:
+		m.rtNow = v
+	}
+	m.rtIdx++
+	if m.rtLeft == 0 && m.rtOp >= 0 {
+		if m.rtNow < m.rtLow {
+			m.rtHi++
+		}
+		m.rt = append(m.rt, wire.Realtime{ShaderClock: t, RealtimeClock: uint64(m.rtNow) | uint64(m.rtHi)<<32})
+	}
+}
+
+func (m *model) setPerfInterval(n int64) {
+	m.perfN = n
+}
+
+func (m *model) perf(t int64, cu, bank uint8, c [4]uint16) {
+	tt := t - 4*int64(cu)
+	k := cuBank{cu, bank}
+	last, seen := m.perfLast[k]
+	if !seen {
+		m.perfSeen = append(m.perfSeen, k)
+	}
+	if m.perfN > 0 && last > 0 && tt > last+m.perfN {
+		m.perfRecs = append(m.perfRecs, wire.PerfEvent{Time: tt, CU: cu, Bank: bank})
+	}
+	for i := range c {
+		c[i] &= 0x1FFF
+	}
+	m.perfRecs = append(m.perfRecs, wire.PerfEvent{Time: tt, Events: c, CU: cu, Bank: bank})
+	m.perfLast[k] = tt
+}
+
+func (m *model) flushOcc() {
+	if len(m.occ) == 0 {
+		return
+	}
+	for i := range m.occ {
+		if m.occ[i].Start {
+			m.occ[i].PC = m.retranslate(m.occ[i].PC)
+		}
+	}
+	m.emit(&wire.Batch{Type: wire.TypeOccupancy, Occupancy: m.occ})
+	m.occ = nil
+}
+
+// emitWave stitches (from the noted PCs) and emits one wave.
+func (m *model) emitWave(w *mwave) {
+	ins := w.rec.Instructions
+	if !w.ended {
+		var e int64
+		for i := range ins {
+			e = max(e, iend(&ins[i])+4)
+		}
+		w.rec.EndTime = e
+		if !w.trapping && !m.waveIncSent {
+			m.waveIncSent = true
+			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoWaveIncomplete}})
+		}
+	}
+	// The stitcher stops at an unresolved placeholder; a wave without a
+	// start PC cannot be stitched at all.
+	stop := len(ins)
+	if w.lost {
+		stop = 0
+	}
+	for i := range ins {
+		if ins[i].Category == catPlaceholder {
+			stop = min(stop, i)
+		}
+	}
+	for i := stop; i < len(ins); i++ {
+		ins[i].PC = wire.PC{}
+	}
+	for i := range ins {
+		ins[i].PC = m.retranslate(ins[i].PC)
+	}
+	if m.classOf != nil {
+		m.mfmaScale(w)
+	}
+	m.emit(&wire.Batch{Type: wire.TypeWave, Waves: []wire.Wave{w.rec}})
+}
+
+// mfmaScale applies the gfx9 MFMA_SCALE stitch rule of spec §3.5 step 10.
+func (m *model) mfmaScale(w *mwave) {
+	ins := w.rec.Instructions
+	for i := range ins {
+		I := &ins[i]
+		if I.Category != wire.CatVALU || m.classOf(I.PC) != clsMFMAScale {
+			continue
+		}
+		I.Duration += 4
+		prevEnd := w.rec.BeginTime
+		if i > 0 {
+			prevEnd = iend(&ins[i-1])
+		}
+		nextT := w.rec.EndTime
+		if i+1 < len(ins) {
+			nextT = ins[i+1].Time
+		}
+		if I.Time > prevEnd {
+			I.Time -= 4
+			if iend(I) < nextT {
+				I.Duration += 4
+			}
+		} else if iend(I) > nextT {
+			I.Duration -= 4
+		}
+	}
+}
+
+// end emits the end-of-buffer records (spec §2.2.6 "End of buffer", §4.3).
+func (m *model) end() {
+	m.flushOcc()
+	if len(m.rt) > 0 {
+		m.emit(&wire.Batch{Type: wire.TypeRealtime, Realtime: m.rt})
+		m.rt = nil
+	}
+	if len(m.sdata) > 0 {
+		m.emit(&wire.Batch{Type: wire.TypeShaderData, ShaderData: m.sdata})
+		m.sdata = nil
+	}
+	if m.perfN > 0 {
+		for _, k := range m.perfSeen {
+			m.perfRecs = append(m.perfRecs, wire.PerfEvent{Time: m.perfLast[k] + m.perfN, CU: k.cu, Bank: k.bank})
+		}
+	}
+	for simd := range m.waves {
+		for slot := range m.waves[simd] {
+			for _, w := range m.waves[simd][slot] {
+				m.emitWave(w)
+			}
+			m.waves[simd][slot] = nil
+		}
+	}
+	if m.dataLost {
+		m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoDataLost}})
+	}
+	if m.rtFreqSet {
+		m.emit(&wire.Batch{Type: wire.TypeRTFrequency, RTFrequency: m.rtFreq})
+	}
+	if len(m.perfRecs) > 0 {
+		m.emit(&wire.Batch{Type: wire.TypePerfEvent, PerfEvents: m.perfRecs})
+		m.perfRecs = nil
+	}
+}

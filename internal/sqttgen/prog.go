@@ -1,0 +1,212 @@
+package sqttgen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// Line kinds: what an instruction does to the walk and which tokens it
+// produces.
+const (
+	kindPlain      = iota // one ISSUE INST + INST token
+	kindNoToken           // SKIP or DONT_KNOW line: no token, the walk goes on
+	kindImmed             // one ISSUE IMMED
+	kindBarrier           // ISSUE IMMED, or OTHER_MSG INST + ISSUE IMMED
+	kindTTrace            // ISSUE IMMED + SHADERDATA
+	kindEndpgm            // ISSUE IMMED, then the wave ends
+	kindBranchCond        // JUMP or NEXT
+	kindBranch            // unconditional: JUMP
+	kindSetPC             // INST type PC + INST_PC: return or jump
+	kindSwapPC            // INST type PC + INST_PC: call
+)
+
+type line struct {
+	pc     wire.PC
+	size   uint64
+	text   string
+	cls    lineClass
+	kind   uint8
+	typ    uint8 // INST type for kindPlain
+	alt    uint8 // alternative INST type (FLAT for a VMEM line), 0xFF if none
+	next   int32 // fall-through line, -1 when not in the program
+	target int32 // branch target line, -1 when none or not in the program
+	dist   int32 // fewest lines to an s_endpgm, -1 when none is reachable
+}
+
+// program is the part of a code object reachable from the kernel entries.
+type program struct {
+	lines []line
+	at    map[wire.PC]int32
+	funcs []int32 // function entries (callee candidates for s_swappc)
+	end   uint64  // highest end address seen (per the code object of the entries)
+}
+
+const maxProgramLines = 1 << 20
+
+func lineKind(text string, cls lineClass) (kind, typ, alt uint8) {
+	alt = 0xFF
+	has := func(s string) bool { return strings.Contains(text, s) }
+	switch cls {
+	case clsSkip, clsDontKnow, clsBVH:
+		return kindNoToken, 0, alt
+	case clsBranch:
+		if strings.HasPrefix(text, "s_branch") {
+			return kindBranch, instJump, alt
+		}
+		return kindBranchCond, instJump, alt
+	case clsGFX9Barrier:
+		return kindBarrier, 0, alt
+	case clsImmed:
+		switch {
+		case strings.HasPrefix(text, "s_endpgm"):
+			return kindEndpgm, 0, alt
+		case strings.HasPrefix(text, "s_ttracedata"):
+			return kindTTrace, 0, alt
+		}
+		return kindImmed, 0, alt
+	case clsSMEM:
+		if has("store") || has("atomic") {
+			return kindPlain, instSMEMWr, alt
+		}
+		return kindPlain, instSMEMRd, alt
+	case clsSALU:
+		switch {
+		case strings.HasPrefix(text, "s_setpc") || strings.HasPrefix(text, "s_set_pc"):
+			return kindSetPC, instPC, alt
+		case strings.HasPrefix(text, "s_swappc") || strings.HasPrefix(text, "s_swap_pc"):
+			return kindSwapPC, instPC, alt
+		case has("64"):
+			return kindPlain, instSALU64, alt
+		}
+		return kindPlain, instSALU32, alt
+	case clsVMEM:
+		st := has("store") || has("atomic")
+		if strings.HasPrefix(text, "global_") || strings.HasPrefix(text, "scratch_") {
+			if st {
+				alt = instFLATWr
+			} else {
+				alt = instFLATRd
+			}
+		}
+		if st {
+			return kindPlain, instVMEMWr, alt
+		}
+		return kindPlain, instVMEMRd, alt
+	case clsFLAT:
+		if has("store") || has("atomic") {
+			return kindPlain, instFLATWr, alt
+		}
+		return kindPlain, instFLATRd, alt
+	case clsLDS:
+		return kindPlain, instLDS, alt
+	case clsVALU, clsMFMAScale:
+		switch {
+		case strings.HasPrefix(text, "v_mfma") || strings.HasPrefix(text, "v_smfma"):
+			return kindPlain, instVALUMAI, alt
+		case has("f64") || has("b64") || has("u64") || has("i64"):
+			return kindPlain, instVALU64, alt
+		}
+		return kindPlain, instVALU32, alt
+	}
+	return kindNoToken, 0, alt
+}
+
+// loadProgram discovers the lines reachable from the entries by asking p,
+// following fall-through and branch targets.
+func loadProgram(p isa.Provider, entries []wire.PC, funcs []wire.PC) (*program, error) {
+	pr := &program{at: map[wire.PC]int32{}}
+	var queue []wire.PC
+	add := func(pc wire.PC) int32 {
+		if i, ok := pr.at[pc]; ok {
+			return i
+		}
+		text, size, ok := p.ISA(pc)
+		if !ok {
+			return -1
+		}
+		if len(pr.lines) >= maxProgramLines {
+			return -1
+		}
+		size = max(size, 4)
+		cls := classify(text)
+		k, typ, alt := lineKind(text, cls)
+		i := int32(len(pr.lines))
+		pr.lines = append(pr.lines, line{pc: pc, size: size, text: text, cls: cls, kind: k, typ: typ,
+			alt: alt, next: -1, target: -1, dist: -1})
+		pr.at[pc] = i
+		pr.end = max(pr.end, pc.Address+size)
+		queue = append(queue, pc)
+		return i
+	}
+	for _, e := range entries {
+		if add(e) < 0 {
+			return nil, fmt.Errorf("kernel entry %#x (code object %d) is not in the ISA", e.Address, e.CodeObjectID)
+		}
+	}
+	for _, f := range funcs {
+		if i := add(f); i >= 0 {
+			pr.funcs = append(pr.funcs, i)
+		}
+	}
+	for len(queue) > 0 {
+		pc := queue[0]
+		queue = queue[1:]
+		i := pr.at[pc]
+		l := pr.lines[i]
+		if l.text == "" {
+			continue
+		}
+		var nx, tg int32 = -1, -1
+		if l.kind != kindEndpgm && l.kind != kindBranch {
+			nx = add(wire.PC{Address: pc.Address + l.size, CodeObjectID: pc.CodeObjectID})
+		}
+		if l.kind == kindBranch || l.kind == kindBranchCond {
+			t := int64(pc.Address) + 4 + 4*branchOffset(l.text)
+			if t >= 0 {
+				tg = add(wire.PC{Address: uint64(t), CodeObjectID: pc.CodeObjectID})
+			}
+		}
+		pr.lines[i].next, pr.lines[i].target = nx, tg
+	}
+	pr.distances()
+	return pr, nil
+}
+
+// distances computes, for every line, the fewest lines to an s_endpgm (or
+// to a return, s_setpc) along the control flow, by relaxation.
+func (pr *program) distances() {
+	ls := pr.lines
+	for i := range ls {
+		if ls[i].kind == kindEndpgm || ls[i].kind == kindSetPC {
+			ls[i].dist = 0
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := len(ls) - 1; i >= 0; i-- {
+			l := &ls[i]
+			if l.dist == 0 || l.text == "" {
+				continue
+			}
+			best := int32(-1)
+			for _, s := range [2]int32{l.next, l.target} {
+				if s >= 0 && ls[s].dist >= 0 && ls[s].text != "" && (best < 0 || ls[s].dist+1 < best) {
+					best = ls[s].dist + 1
+				}
+			}
+			if l.kind == kindBranch {
+				best = -1
+				if l.target >= 0 && ls[l.target].dist >= 0 {
+					best = ls[l.target].dist + 1
+				}
+			}
+			if best >= 0 && (l.dist < 0 || best < l.dist) {
+				l.dist = best
+				changed = true
+			}
+		}
+	}
+}

@@ -1,0 +1,747 @@
+package sqttgen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// rng is splitmix64: fast, and the same sequence on every platform.
+type rng struct{ s uint64 }
+
+func (r *rng) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// intn returns a number in [0, n).
+func (r *rng) intn(n int) int { return int((r.next() >> 32) * uint64(n) >> 32) }
+
+// rangeIn returns a number in [lo, hi].
+func (r *rng) rangeIn(lo, hi int) int { return lo + r.intn(hi-lo+1) }
+
+// oneIn reports true once in n calls on average.
+func (r *rng) oneIn(n int) bool { return r.intn(n) == 0 }
+
+type kinfo struct {
+	entry    int32 // line index
+	pc       wire.PC
+	gpu      uint64 // GPU address of the entry
+	me, pipe uint8
+}
+
+type coInfo struct {
+	id, base, size uint64
+}
+
+// Event kinds of a slot actor's queue.
+const (
+	evStart = iota
+	evStall
+	evIssue
+	evImmed
+	evInst
+	evInstPC
+	evSData
+	evEnd
+)
+
+type ev struct {
+	t    int64
+	kind uint8
+	typ  uint8
+	pc   wire.PC
+	addr uint64
+	data uint32
+}
+
+type walk struct {
+	k      *kinfo
+	cur    int32
+	steps  int
+	loops  map[int32]int32
+	stack  []int32
+	anchor bool
+	done   bool // s_endpgm issued
+	ready  int64
+}
+
+// Actor kinds.
+const (
+	actSlot = iota
+	actOther
+	actPerf
+	actRT
+	actEvents
+	actLateLoad
+)
+
+type actor struct {
+	t    int64
+	id   int
+	kind int
+	done bool
+
+	simd, slot, cu uint8
+	waves          int // waves left to start in this slot
+	w              *walk
+	q              []ev
+	qh             int
+	running        bool
+}
+
+type gen struct {
+	cfg     Config
+	e       *enc
+	m       *model
+	r       rng
+	prog    *program
+	kernels []kinfo
+	cos     []coInfo
+	heap    []*actor
+	slots   int // slot actors not done
+	closing bool
+	stats   Stats
+	err     error
+	rtV     uint64
+	// holdEnds delays wave ends until after a late code-object load: the
+	// spec is unclear whether the END records of waves that ended before
+	// the load are attributed late (§2.1.3 says every occupancy record,
+	// §2.2.6 only start PCs).
+	holdEnds int64
+}
+
+func newGen(w io.Writer, cfg Config) (*gen, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	g := &gen{cfg: cfg, r: rng{s: cfg.Seed ^ 0x5eed5eed5eed5eed}}
+	p := cfg.ISA
+	var funcs []wire.PC
+	if cfg.Index != nil {
+		p = isa.NewTable(cfg.Index)
+		if len(cfg.Kernels) == 0 {
+			g.cfg.Kernels = kernelsOf(cfg.Index)
+		}
+		kset := map[wire.PC]bool{}
+		for _, k := range g.cfg.Kernels {
+			kset[wire.PC{Address: k.Entry, CodeObjectID: k.CodeObjectID}] = true
+		}
+		for _, r := range cfg.Index.Rows {
+			if r.Kind == wire.RowFunction && !kset[r.PC()] {
+				funcs = append(funcs, r.PC())
+			}
+		}
+	}
+	ks := g.cfg.Kernels
+	if len(ks) == 0 {
+		return nil, errors.New("no kernel to run: the index has no kernels and none was given")
+	}
+	// Eight (me, pipe) register sets: at most eight kernels, chosen by seed.
+	for len(ks) > 8 {
+		i := g.r.intn(len(ks))
+		ks = append(ks[:i:i], ks[i+1:]...)
+	}
+	var entries []wire.PC
+	for _, k := range ks {
+		if k.Entry%256 != 0 {
+			return nil, fmt.Errorf("kernel entry %#x is not 256-byte aligned", k.Entry)
+		}
+		if k.CodeObjectID != 0 && !cfg.Instrument {
+			return nil, fmt.Errorf("kernel in code object %d needs Instrument (code-object load packets) to be attributed", k.CodeObjectID)
+		}
+		entries = append(entries, wire.PC{Address: k.Entry, CodeObjectID: k.CodeObjectID})
+	}
+	prog, err := loadProgram(p, entries, funcs)
+	if err != nil {
+		return nil, err
+	}
+	g.prog = prog
+	// Code objects and their load addresses.
+	coIdx := map[uint64]int{}
+	for _, k := range ks {
+		if _, ok := coIdx[k.CodeObjectID]; !ok {
+			coIdx[k.CodeObjectID] = len(g.cos)
+			g.cos = append(g.cos, coInfo{id: k.CodeObjectID})
+		}
+	}
+	for i := range g.cos {
+		c := &g.cos[i]
+		if cfg.Instrument {
+			c.base = g.cfg.LoadAddress + uint64(i)<<32
+		}
+		for _, l := range prog.lines {
+			if l.pc.CodeObjectID == c.id {
+				c.size = max(c.size, l.pc.Address+l.size)
+			}
+		}
+		if cfg.Index != nil {
+			for _, o := range cfg.Index.Objects {
+				if o.ID == c.id {
+					for _, r := range o.Ranges {
+						c.size = max(c.size, r.End)
+					}
+				}
+			}
+		}
+		c.size = (c.size + 4095) &^ 4095
+	}
+	for i, k := range ks {
+		e := prog.at[entries[i]]
+		l := &prog.lines[e]
+		if l.cls == clsDontKnow || l.cls == clsBVH || l.text == "" {
+			return nil, fmt.Errorf("kernel entry %#x: %q produces no token the stitcher could anchor", k.Entry, l.text)
+		}
+		if l.dist < 0 {
+			return nil, fmt.Errorf("kernel entry %#x: no s_endpgm is reachable", k.Entry)
+		}
+		co := g.cos[coIdx[k.CodeObjectID]]
+		g.kernels = append(g.kernels, kinfo{entry: e, pc: entries[i], gpu: co.base + k.Entry,
+			me: uint8(1 - i/4), pipe: uint8(i % 4)})
+	}
+	if cfg.Emit != nil {
+		g.m = newModel(func(b *wire.Batch) {
+			if g.err == nil {
+				g.err = cfg.Emit(b)
+			}
+		})
+		g.m.classOf = func(pc wire.PC) lineClass {
+			if i, ok := prog.at[pc]; ok {
+				return prog.lines[i].cls
+			}
+			return clsDontKnow
+		}
+	}
+	g.e = newEnc(w, g.m)
+	return g, nil
+}
+
+func (g *gen) base(id uint64) uint64 {
+	for _, c := range g.cos {
+		if c.id == id {
+			return c.base
+		}
+	}
+	return 0
+}
+
+func (g *gen) run() (Stats, error) {
+	cfg := &g.cfg
+	e := g.e
+	e.header(Header{Version2: cfg.Version2, SIMDMask: 0xF, TargetCU: cfg.TargetCU, SE: cfg.SE,
+		DoubleBuffer: cfg.DoubleBuffer})
+	if cfg.Instrument {
+		e.reg(0, 1, 0, regUserData2, rocMagic)
+		e.reg(0, 1, 0, regUserData2, 0x80201)
+		e.reg(0, 1, 0, regUserData2, opAgentInfo|agentRTFreq<<8|100000<<12)
+		if cfg.PerfInterval > 0 {
+			e.reg(0, 1, 0, regUserData2, opAgentInfo|agentPerfInt<<8|(cfg.PerfInterval&0xFFFFF)<<12)
+		}
+		if !cfg.LateLoad {
+			g.loadCodeObjects(false)
+		}
+	}
+	for i := range g.kernels {
+		g.dispatch(&g.kernels[i])
+	}
+	// Actors.
+	id := 0
+	add := func(a *actor) {
+		a.id = id
+		id++
+		g.heap = append(g.heap, a)
+	}
+	t0 := e.clock + 4*int64(g.r.rangeIn(1, 20))
+	for simd := 0; simd < cfg.SIMDs; simd++ {
+		for slot := 0; slot < cfg.WavesPerSIMD; slot++ {
+			a := &actor{kind: actSlot, simd: uint8(simd), slot: uint8(slot), waves: cfg.WavesPerSlot,
+				t: t0 + 4*int64(g.r.intn(40))}
+			a.q = append(a.q, ev{t: a.t, kind: evStart})
+			add(a)
+			g.slots++
+		}
+	}
+	for i := 0; i < cfg.OtherCUs; i++ {
+		cu := uint8((int(cfg.TargetCU) + 1 + i) % 16)
+		for j := 0; j < 2; j++ {
+			add(&actor{kind: actOther, cu: cu, simd: uint8(g.r.intn(4)), slot: uint8(g.r.intn(10)),
+				t: t0 + 4*int64(g.r.intn(100))})
+		}
+	}
+	if cfg.Perf {
+		add(&actor{kind: actPerf, t: t0 + 4*int64(g.r.rangeIn(10, 100))})
+	}
+	if cfg.Instrument {
+		add(&actor{kind: actRT, t: t0 + 4*int64(g.r.rangeIn(10, 500))})
+		if cfg.LateLoad {
+			a := &actor{kind: actLateLoad, t: t0 + 4*int64(g.r.rangeIn(50, 200))}
+			g.holdEnds = a.t + 8
+			add(a)
+		}
+		g.rtV = uint64(g.r.intn(16))<<32 | 0xFFFFF000 + uint64(g.r.intn(0x800))
+	}
+	if cfg.Events {
+		add(&actor{kind: actEvents, t: t0 + 4*int64(g.r.rangeIn(100, 1000))})
+	}
+	for i := len(g.heap)/2 - 1; i >= 0; i-- {
+		g.down(i)
+	}
+	for len(g.heap) > 0 && g.err == nil && e.err == nil {
+		a := g.heap[0]
+		g.step(a)
+		if a.done {
+			n := len(g.heap) - 1
+			g.heap[0] = g.heap[n]
+			g.heap = g.heap[:n]
+		}
+		if len(g.heap) > 0 {
+			g.down(0)
+		}
+	}
+	if g.err != nil {
+		return g.stats, g.err
+	}
+	// Zero padding to a whole number of 32-byte blocks, as hardware
+	// buffers are (MISC tokens with no delta).
+	for e.offset()%32 != 0 {
+		e.raw(0, 2)
+	}
+	if err := e.end(); err != nil {
+		return g.stats, err
+	}
+	if g.err != nil {
+		return g.stats, g.err
+	}
+	g.stats.Bytes = e.offset()
+	return g.stats, nil
+}
+
+func (g *gen) less(a, b *actor) bool {
+	return a.t < b.t || a.t == b.t && a.id < b.id
+}
+
+func (g *gen) down(i int) {
+	h := g.heap
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && g.less(h[r], h[l]) {
+			m = r
+		}
+		if !g.less(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// loadCodeObjects writes the CODEOBJ packets of every code object.
+func (g *gen) loadCodeObjects(fromStart bool) {
+	e := g.e
+	d := uint64(0)
+	put := func(typ uint32, v uint32) {
+		e.reg(d, 1, 0, regUserData2, opCodeObj|typ<<8)
+		e.reg(0, 1, 0, regUserData2, v)
+	}
+	for _, c := range g.cos {
+		legacy := c.id != 0 && c.id < 1<<30 && g.r.oneIn(2)
+		if !legacy {
+			put(coIDLo, uint32(c.id))
+			put(coIDHi, uint32(c.id>>32))
+		}
+		put(coAddrLo, uint32(c.base))
+		put(coAddrHi, uint32(c.base>>32))
+		put(coSizeLo, uint32(c.size))
+		put(coSizeHi, uint32(c.size>>32))
+		tail := uint32(0)
+		if fromStart || g.r.oneIn(2) {
+			tail |= 2
+		}
+		if legacy {
+			tail |= uint32(c.id) << 2
+		}
+		put(coTail, tail)
+	}
+}
+
+// dispatch writes a kernel's register state (and initiator).
+func (g *gen) dispatch(k *kinfo) {
+	e := g.e
+	me, pipe := uint64(k.me), uint64(k.pipe)
+	pgm := k.gpu >> 8
+	e.regCS(0, me, pipe, regPgmLo, uint32(pgm))
+	e.regCS(0, me, pipe, regPgmHi, uint32(pgm>>32))
+	if !g.cfg.Dispatch {
+		return
+	}
+	pkt := g.r.next() & (1<<48 - 1) &^ 63
+	e.regCS(0, me, pipe, regDispatchPktLo, uint32(pkt))
+	e.regCS(0, me, pipe, regDispatchPktHi, uint32(pkt>>32))
+	e.regCS(0, me, pipe, regNumThreadX, uint32(64<<g.r.intn(5)))
+	e.regCS(0, me, pipe, regNumThreadX+1, uint32(1+g.r.intn(8)))
+	e.regCS(0, me, pipe, regNumThreadX+2, uint32(1+g.r.intn(4)))
+	r1 := uint32(g.r.intn(64)) | uint32(g.r.intn(8))<<7 | uint32(g.r.intn(2))<<10 |
+		uint32(g.r.intn(2))<<11 | uint32(g.r.intn(2))<<14
+	r2 := uint32(g.r.intn(2)) | uint32(g.r.intn(32))<<1 // LDS field (bits 15..23) left 0
+	e.regCS(0, me, pipe, regPgmRsrc1, r1)
+	e.regCS(0, me, pipe, regPgmRsrc2, r2)
+	e.regCS(0, me, pipe, regPgmRsrc3, uint32(g.r.next()))
+	e.regCS(0, me, pipe, regDispatchInitiator, 1|uint32(g.r.intn(2))<<1)
+}
+
+func (g *gen) step(a *actor) {
+	switch a.kind {
+	case actSlot:
+		g.stepSlot(a)
+	case actOther:
+		e := g.e
+		d := e.at(a.t)
+		if a.running {
+			e.waveEnd(d, 0, uint64(a.cu), uint64(a.simd), uint64(a.slot))
+			a.running = false
+			if g.closing {
+				a.done = true
+				return
+			}
+			a.t += 4 * int64(g.r.rangeIn(1, 200))
+			return
+		}
+		if g.closing {
+			a.done = true
+			return
+		}
+		k := &g.kernels[g.r.intn(len(g.kernels))]
+		e.waveStart(d, 0, uint64(a.cu), uint64(a.simd), uint64(a.slot), uint64(k.me), uint64(k.pipe),
+			uint64(g.r.intn(64)), uint64(g.r.intn(8)))
+		a.running = true
+		a.t = max(a.t+4*int64(g.r.rangeIn(20, 2000)), g.holdEnds)
+	case actPerf:
+		if g.closing {
+			a.done = true
+			return
+		}
+		e := g.e
+		d := e.at(a.t)
+		cu := g.cfg.TargetCU
+		if g.cfg.OtherCUs > 0 && g.r.oneIn(2) {
+			cu = uint8((int(g.cfg.TargetCU) + 1 + g.r.intn(g.cfg.OtherCUs)) % 16)
+		}
+		var c [4]uint16
+		for i := range c {
+			c[i] = uint16(g.r.intn(1 << 13))
+		}
+		e.perf(d, uint64(cu), uint64(g.r.intn(2)), c)
+		a.t += 4 * int64(g.r.rangeIn(50, 500))
+	case actRT:
+		if g.closing {
+			a.done = true
+			return
+		}
+		e := g.e
+		d := e.at(a.t)
+		v := g.rtV
+		now := uint32(v + uint64(g.r.intn(4)))
+		e.reg(d, 1, 0, regUserData3, opRTStamp)
+		e.reg(0, 1, 0, regUserData3, uint32(v))
+		e.reg(0, 1, 0, regUserData3, uint32(v>>32))
+		e.reg(0, 1, 0, regUserData3, now)
+		step := int64(g.r.rangeIn(500, 5000))
+		a.t += 4 * step
+		g.rtV += uint64(step) * 4 / 20
+	case actEvents:
+		if g.closing {
+			a.done = true
+			return
+		}
+		e := g.e
+		d := e.at(a.t)
+		switch g.r.intn(3) {
+		case 0:
+			e.regCS(d, 1, 0, regNowhere, 7)
+		case 1:
+			e.misc(0, miscTTStallBeg)
+			// a MISC carries its own delta: keep d's cycles
+			if d == 1 {
+				e.misc(1, miscTTStallEnd)
+			} else {
+				e.misc(0, miscTTStallEnd)
+			}
+		case 2:
+			k := &g.kernels[g.r.intn(len(g.kernels))]
+			e.regCS(d, uint64(k.me), uint64(k.pipe), regNowhere, 7)
+		}
+		a.t = e.clock + 4*int64(g.r.rangeIn(500, 5000))
+	case actLateLoad:
+		d := g.e.at(a.t)
+		g.e.misc(d, miscTime)
+		g.loadCodeObjects(true)
+		a.done = true
+	}
+}
+
+// stepSlot writes the slot's next event and plans more when its queue is
+// empty.
+func (g *gen) stepSlot(a *actor) {
+	if a.qh >= len(a.q) {
+		a.q, a.qh = a.q[:0], 0
+		g.plan(a)
+		if a.done {
+			return
+		}
+	}
+	ev := &a.q[a.qh]
+	a.qh++
+	e := g.e
+	d := e.at(ev.t)
+	simd, slot := uint64(a.simd), uint64(a.slot)
+	g.stats.Tokens++
+	switch ev.kind {
+	case evStart:
+		k := &g.kernels[g.r.intn(len(g.kernels))]
+		e.waveStart(d, 0, uint64(g.cfg.TargetCU), simd, slot, uint64(k.me), uint64(k.pipe),
+			uint64(g.r.intn(64)), uint64(g.r.intn(8)))
+		a.w = &walk{k: k, cur: k.entry, anchor: true, ready: ev.t + 4*int64(g.r.rangeIn(1, 12))}
+		g.stats.Waves++
+	case evStall:
+		e.issue1(d, simd, slot, issueStall, wire.PC{})
+	case evIssue:
+		e.issue1(d, simd, slot, issueInst, ev.pc)
+		g.stats.Instructions++
+	case evImmed:
+		e.issue1(d, simd, slot, issueImmed, ev.pc)
+		g.stats.Instructions++
+	case evInst:
+		e.inst(d, simd, slot, uint64(ev.typ))
+	case evInstPC:
+		e.instPC(d, simd, slot, ev.addr)
+	case evSData:
+		e.shaderData(d, 0, uint64(g.cfg.TargetCU), simd, slot, ev.data)
+	case evEnd:
+		e.waveEnd(d, 0, uint64(g.cfg.TargetCU), simd, slot)
+		a.w = nil
+	}
+	if a.qh >= len(a.q) {
+		a.q, a.qh = a.q[:0], 0
+		g.plan(a)
+		if a.done {
+			return
+		}
+	}
+	a.t = a.q[a.qh].t
+}
+
+// plan fills the slot's queue with the tokens of its next step.
+func (g *gen) plan(a *actor) {
+	w := a.w
+	if w == nil {
+		more := a.waves > 1
+		if g.cfg.TargetBytes > 0 {
+			more = g.e.offset() < g.cfg.TargetBytes
+		}
+		a.waves--
+		if !more {
+			a.done = true
+			g.slots--
+			if g.slots == 0 {
+				g.closing = true
+			}
+			return
+		}
+		a.q = append(a.q, ev{t: g.e.clock + 4*int64(g.r.rangeIn(1, 50)), kind: evStart})
+		return
+	}
+	if w.done {
+		a.q = append(a.q, ev{t: max(w.ready+4*int64(g.r.rangeIn(0, 5)), g.holdEnds), kind: evEnd})
+		return
+	}
+	if err := g.planInst(a, w); err != nil && g.err == nil {
+		g.err = err
+		a.done = true
+	}
+}
+
+func (g *gen) planInst(a *actor, w *walk) error {
+	pr := g.prog
+	r := &g.r
+	for hops := 0; ; hops++ {
+		if w.cur < 0 {
+			return errors.New("the simulated wave left the indexed program")
+		}
+		l := &pr.lines[w.cur]
+		if l.text == "" {
+			return fmt.Errorf("instruction at %#x has no text", l.pc.Address)
+		}
+		if hops > len(pr.lines)+16 {
+			return fmt.Errorf("no instruction producing a token after %#x", l.pc.Address)
+		}
+		if l.kind == kindNoToken {
+			if w.anchor && l.cls != clsSkip {
+				return fmt.Errorf("%#x: %q starts a stitch anchor but produces no token", l.pc.Address, l.text)
+			}
+			w.cur = l.next
+			continue
+		}
+		break
+	}
+	l := &pr.lines[w.cur]
+	w.steps++
+	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
+		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
+	}
+	t := w.ready
+	gap := func() int64 {
+		switch {
+		case r.oneIn(16):
+			return 4 * int64(r.rangeIn(4, 40))
+		case r.oneIn(4):
+			return 0
+		}
+		return 4 * int64(r.rangeIn(1, 3))
+	}
+	issueInstr := func(typ uint8, delay int) int64 {
+		if r.oneIn(6) {
+			a.q = append(a.q, ev{t: t, kind: evStall})
+			t += 4 * int64(r.rangeIn(1, 6))
+		}
+		a.q = append(a.q, ev{t: t, kind: evIssue, pc: g.outPC(l.pc)})
+		tn := t + 4*int64(r.intn(delay+1))
+		a.q = append(a.q, ev{t: tn, kind: evInst, typ: typ})
+		return tn
+	}
+	immed := func(wait bool) int64 {
+		a.q = append(a.q, ev{t: t, kind: evImmed, pc: g.outPC(l.pc)})
+		if wait && r.oneIn(3) {
+			return t + 4*int64(r.rangeIn(1, 100))
+		}
+		return t + 4
+	}
+	next := l.next
+	switch l.kind {
+	case kindPlain:
+		typ := l.typ
+		if l.alt != 0xFF && r.oneIn(2) {
+			typ = l.alt
+		}
+		delay := 2
+		switch l.cls {
+		case clsVMEM, clsFLAT, clsLDS:
+			delay = 8
+		}
+		w.ready = issueInstr(typ, delay) + gap()
+		if g.cfg.ShaderData && r.oneIn(32) {
+			a.q = append(a.q, ev{t: w.ready, kind: evSData, data: uint32(r.next())})
+		}
+	case kindImmed:
+		w.ready = immed(true) + gap()
+	case kindTTrace:
+		end := immed(false)
+		a.q = append(a.q, ev{t: t, kind: evSData, data: uint32(r.next())})
+		w.ready = end + gap()
+	case kindBarrier:
+		if w.anchor || g.cfg.BarrierMessages && r.oneIn(2) {
+			a.q = append(a.q, ev{t: t, kind: evIssue, pc: g.outPC(l.pc)})
+			tn := t + 4*int64(r.intn(3))
+			a.q = append(a.q, ev{t: tn, kind: evInst, typ: instOtherMsg})
+			t = tn + 4*int64(r.rangeIn(1, 30))
+		}
+		w.ready = immed(false) + gap()
+	case kindEndpgm:
+		w.ready = immed(false)
+		w.done = true
+	case kindBranch, kindBranchCond:
+		taken := g.decide(w, l)
+		typ := uint8(instNext)
+		if taken {
+			typ, next = instJump, l.target
+		}
+		w.ready = issueInstr(typ, 2) + gap()
+	case kindSetPC, kindSwapPC:
+		dest := l.next
+		if l.kind == kindSwapPC {
+			if len(pr.funcs) > 0 && r.oneIn(2) && len(w.stack) < 64 {
+				dest = pr.funcs[r.intn(len(pr.funcs))]
+				w.stack = append(w.stack, l.next)
+			}
+		} else if n := len(w.stack); n > 0 {
+			dest, w.stack = w.stack[n-1], w.stack[:n-1]
+		}
+		if dest < 0 || pr.lines[dest].kind == kindNoToken && pr.lines[dest].cls != clsSkip {
+			dest = l.next
+		}
+		if dest < 0 {
+			return fmt.Errorf("%#x: %q: no destination in the program", l.pc.Address, l.text)
+		}
+		tn := issueInstr(instPC, 2)
+		dpc := pr.lines[dest].pc
+		a.q = append(a.q, ev{t: tn, kind: evInstPC, addr: g.base(dpc.CodeObjectID) + dpc.Address})
+		w.ready = tn + gap()
+		w.cur = dest
+		w.anchor = true
+		return nil
+	}
+	w.anchor = false
+	if !w.done {
+		w.cur = next
+	}
+	return nil
+}
+
+// outPC is the PC a decoder reports for an instruction of the program.
+func (g *gen) outPC(pc wire.PC) wire.PC { return pc }
+
+// decide says whether a branch is taken: loops (backward branches) run a
+// seeded number of trips, forward branches go either way; after
+// MaxWaveInsts the wave heads for the nearest s_endpgm.
+func (g *gen) decide(w *walk, l *line) bool {
+	if l.target < 0 {
+		return false
+	}
+	if l.kind == kindBranch || l.next < 0 {
+		return true
+	}
+	pr := g.prog
+	if w.steps > g.cfg.MaxWaveInsts {
+		dt, dn := pr.lines[l.target].dist, pr.lines[l.next].dist
+		return dt >= 0 && (dn < 0 || dt < dn)
+	}
+	idx := pr.at[l.pc]
+	if pr.lines[l.target].pc.Address <= l.pc.Address {
+		if w.loops == nil {
+			w.loops = map[int32]int32{}
+		}
+		rem, ok := w.loops[idx]
+		if !ok {
+			rem = int32(g.trips()) - 1
+		}
+		if rem > 0 {
+			w.loops[idx] = rem - 1
+			return true
+		}
+		delete(w.loops, idx)
+		return false
+	}
+	return g.r.oneIn(2)
+}
+
+func (g *gen) trips() int {
+	r := &g.r
+	max := g.cfg.MaxTrips
+	switch {
+	case r.oneIn(20):
+		return r.rangeIn(1, max)
+	case r.oneIn(4):
+		return r.rangeIn(1, min(64, max))
+	}
+	return r.rangeIn(1, min(8, max))
+}

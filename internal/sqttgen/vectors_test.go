@@ -1,0 +1,207 @@
+package sqttgen
+
+import (
+	"bytes"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// Appendix B vectors of shared/spec/sqtt-format.md, as printed there.
+const vectorB1 = `
+11 a0 0f 00 00 00 00 00 05 18 10 00 00 00 05 1a
+00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
+0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
+0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
+20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
+00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
+30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
+00 00 00 00 00 00`
+
+const vectorB2 = `
+11 a0 0f 00 00 00 00 00 02 80 42 c3 00 52 4f 43
+02 80 42 c3 06 00 6a 18 02 80 42 c3 04 02 00 00
+02 80 42 c3 00 10 00 00 02 80 42 c3 04 03 00 00
+02 80 42 c3 00 00 00 00 02 80 42 c3 04 01 00 00
+02 80 42 c3 00 01 00 00 02 80 42 c3 04 00 00 00
+02 80 42 c3 1e 00 00 00 05 18 10 00 00 00 05 1a
+00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
+0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
+0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
+20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
+00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
+02 80 43 c3 05 00 00 00 02 80 43 c3 10 00 00 00
+02 80 43 c3 02 00 00 00 02 80 43 c3 20 00 00 00
+30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
+00 00 00 00 00 00`
+
+func unhex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// b1ISA is the ISA table of B.1 (addresses relative to base, code object id).
+func b1Index(base, id uint64) *wire.Index {
+	rows := []struct {
+		a    uint64
+		size uint64
+		text string
+	}{
+		{0x0, 8, "s_load_dword s0, s[0:1], 0x0"},
+		{0x8, 4, "s_waitcnt lgkmcnt(0)"},
+		{0xc, 4, "v_mov_b32_e32 v0, s0"},
+		{0x10, 4, "s_cbranch_scc0 65534"},
+		{0x14, 8, "global_store_dword v[0:1], v0, off"},
+		{0x1c, 4, "s_endpgm"},
+	}
+	ix := &wire.Index{}
+	for _, r := range rows {
+		ix.Rows = append(ix.Rows, wire.Row{CodeObj: id, Vaddr: base + r.a, Size: r.size, Text: r.text})
+	}
+	return ix
+}
+
+// writeB1Body writes the B.1 token stream after its register writes; rt
+// adds B.2's four USERDATA3 writes after the IMMED at 208.
+func writeB1Body(e *enc, pc func(uint64) wire.PC, rt bool) {
+	e.regCS(0, 1, 0, regPgmLo, 0x10)
+	e.regCS(0, 1, 0, regPgmHi, 0)
+	e.misc(25, miscTime)
+	e.waveStart(0, 0, 0, 0, 0, 1, 0, 1, 0)
+	e.waveStart(0, 0, 1, 2, 3, 1, 0, 1, 0)
+	e.misc(5, miscTime)
+	e.issue1(0, 0, 0, issueInst, pc(0x0))
+	e.misc(1, miscTime)
+	e.inst(0, 0, 0, instSMEMRd)
+	e.misc(2, miscTime)
+	e.issue1(0, 0, 0, issueImmed, pc(0x8))
+	e.misc(3, miscTime)
+	e.issue1(0, 0, 0, issueInst, pc(0xc))
+	e.inst(1, 0, 0, instVALU32)
+	e.issue1(1, 0, 0, issueInst, pc(0x10))
+	e.inst(1, 0, 0, instJump)
+	e.issue1(1, 0, 0, issueStall, wire.PC{})
+	e.misc(2, miscTime)
+	e.issue1(0, 0, 0, issueInst, pc(0xc))
+	e.inst(1, 0, 0, instVALU32)
+	e.issue1(1, 0, 0, issueInst, pc(0x10))
+	e.inst(1, 0, 0, instNext)
+	e.issue1(1, 0, 0, issueInst, pc(0x14))
+	e.misc(4, miscTime)
+	e.inst(0, 0, 0, instFLATWr)
+	e.shaderData(1, 0, 0, 0, 0, 0xabcd)
+	e.issue1(1, 0, 0, issueImmed, pc(0x1c))
+	if rt {
+		e.reg(0, 1, 0, regUserData3, 0x5)
+		e.reg(0, 1, 0, regUserData3, 0x10)
+		e.reg(0, 1, 0, regUserData3, 0x2)
+		e.reg(0, 1, 0, regUserData3, 0x20)
+	}
+	e.misc(3, miscTime)
+	e.waveEnd(0, 0, 0, 0, 0)
+	e.perf(1, 0, 0, [4]uint16{1, 2, 3, 4})
+	e.waveEnd(1, 0, 1, 2, 3)
+	for i := 0; i < 4; i++ {
+		e.misc(0, miscTime)
+	}
+}
+
+func b1Header() Header { return Header{Version2: 5, SIMDMask: 0xF} }
+
+// b1Want lists the records of B.1 as the specification states them
+// (newest), with PCs made by pc.
+func b1Want(pc func(uint64) wire.PC) []wire.Batch {
+	in := func(c wire.InstCategory, t int64, d int32, s uint32, a uint64) wire.Instruction {
+		return wire.Instruction{Category: c, Time: t, Duration: d, Stall: s, PC: pc(a)}
+	}
+	st := func(s wire.WaveStateType, d int32) wire.WaveState { return wire.WaveState{Type: s, Duration: d} }
+	wave := wire.Wave{CU: 0, SIMD: 0, WaveID: 0, Contexts: 0, Dispatcher: 0x10, WorkgroupID: 1, Size: 64,
+		BeginTime: 100, EndTime: 224,
+		Instructions: []wire.Instruction{
+			in(wire.CatSMEM, 120, 4, 0, 0x0), in(wire.CatImmed, 124, 12, 12, 0x8),
+			in(wire.CatVALU, 144, 4, 0, 0xc), in(wire.CatJump, 152, 4, 0, 0x10),
+			in(wire.CatVALU, 160, 12, 8, 0xc), in(wire.CatNext, 176, 4, 0, 0x10),
+			in(wire.CatFLAT, 184, 20, 0, 0x14), in(wire.CatImmed, 204, 8, 8, 0x1c),
+		},
+		Timeline: []wire.WaveState{st(wire.StateIdle, 20), st(wire.StateExec, 4), st(wire.StateWait, 12),
+			st(wire.StateExec, 24), st(wire.StateStall, 8), st(wire.StateExec, 36), st(wire.StateWait, 8),
+			st(wire.StateExec, 12)},
+	}
+	occ := func(a uint64, t uint64, cu, simd, wv uint8, start bool) wire.Occupancy {
+		o := wire.Occupancy{PC: pc(a), Time: t, CU: cu, SIMD: simd, WaveID: wv, Start: start, IsExt: true}
+		if start {
+			o.MEID = 1
+		}
+		return o
+	}
+	return []wire.Batch{
+		{Type: wire.TypeGFXIP, GFXIP: 9},
+		{Type: wire.TypeWave, Waves: []wire.Wave{wave}},
+		{Type: wire.TypeOccupancy, Occupancy: []wire.Occupancy{
+			occ(0, 100, 0, 0, 0, true), occ(0, 100, 1, 2, 3, true),
+			occ(0, 220, 0, 0, 0, false), occ(0, 228, 1, 2, 3, false)}},
+		{Type: wire.TypeShaderData, ShaderData: []wire.ShaderData{{Time: 204, Value: 0xabcd}}},
+		{Type: wire.TypePerfEvent, PerfEvents: []wire.PerfEvent{{Time: 224, Events: [4]uint16{1, 2, 3, 4}}}},
+	}
+}
+
+func collect(t *testing.T) (*model, *[]wire.Batch) {
+	var got []wire.Batch
+	m := newModel(func(b *wire.Batch) { got = append(got, CloneBatch(b)) })
+	return m, &got
+}
+
+func TestVectorB1(t *testing.T) {
+	m, got := collect(t)
+	var buf bytes.Buffer
+	e := newEnc(&buf, m)
+	e.header(b1Header())
+	raw := func(a uint64) wire.PC { return wire.PC{Address: 0x1000 + a} }
+	writeB1Body(e, raw, false)
+	if err := e.end(); err != nil {
+		t.Fatal(err)
+	}
+	if want := unhex(t, vectorB1); !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("bytes differ from B.1:\n got %x\nwant %x", buf.Bytes(), want)
+	}
+	if d := Diff(b1Want(raw), *got); d != "" {
+		t.Fatalf("records differ from B.1: %s", d)
+	}
+}
+
+func TestVectorB2(t *testing.T) {
+	m, got := collect(t)
+	var buf bytes.Buffer
+	e := newEnc(&buf, m)
+	e.header(b1Header())
+	for _, v := range []uint32{0x434F5200, 0x186A0006, 0x204, 0x1000, 0x304, 0, 0x104, 0x100, 0x004, 0x1E} {
+		e.reg(0, 1, 0, regUserData2, v)
+	}
+	co := func(a uint64) wire.PC { return wire.PC{Address: a, CodeObjectID: 7} }
+	writeB1Body(e, co, true)
+	if err := e.end(); err != nil {
+		t.Fatal(err)
+	}
+	if want := unhex(t, vectorB2); !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("bytes differ from B.2:\n got %x\nwant %x", buf.Bytes(), want)
+	}
+	b1 := b1Want(co)
+	want := []wire.Batch{b1[0],
+		{Type: wire.TypeEvent, Events: []wire.Event{{Size: 40, Time: 0, Type: wire.EventCodeObjectLoad,
+			MEID: 1, PipeID: 0, Flags: 1, Payload: 7}}},
+		b1[1], b1[2],
+		{Type: wire.TypeRealtime, Realtime: []wire.Realtime{{ShaderClock: 208, RealtimeClock: 0x200000020}}},
+		b1[3],
+		{Type: wire.TypeRTFrequency, RTFrequency: 100000000},
+		b1[4],
+	}
+	if d := Diff(want, *got); d != "" {
+		t.Fatalf("records differ from B.2: %s", d)
+	}
+}
