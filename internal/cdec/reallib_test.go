@@ -1,0 +1,248 @@
+//go:build cgo
+
+package cdec
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/attkit/attkit/internal/sqtt"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+const skipReal = "set " + EnvLib + " to the path of librocprof-trace-decoder.so (ROCm 7.x, or AMD's 0.1.6 build from the ROCm/rocprof-trace-decoder repository's releases/ folder) to run the real-library tests"
+
+// realDecoder loads the library named by ROCPROF_TRACE_DECODER_LIB, or skips.
+func realDecoder(t testing.TB) *Decoder {
+	t.Helper()
+	if os.Getenv(EnvLib) == "" {
+		t.Skip(skipReal)
+	}
+	d, err := Load("")
+	if err != nil {
+		t.Fatalf("%s=%s: %v", EnvLib, os.Getenv(EnvLib), err)
+	}
+	t.Cleanup(func() { d.Close() })
+	t.Logf("library %s, version %q, API %s", d.Path(), d.Version(), d.API())
+	return d
+}
+
+// The test vectors of sqtt-format.md Appendix B.
+var vectors = []struct {
+	name  string
+	hex   string
+	gfxip uint64
+	coid  uint64
+	base  uint64
+	isa   []string // "size text", consecutive from base
+}{
+	{"B.1 gfx9", `
+11 a0 0f 00 00 00 00 00 05 18 10 00 00 00 05 1a 00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
+0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00 0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
+20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02 00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
+30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00 00 00 00 00 00 00`, 9, 0, 0x1000, gfx9ISA},
+	{"B.2 gfx9 instrumented", `
+11 a0 0f 00 00 00 00 00 02 80 42 c3 00 52 4f 43 02 80 42 c3 06 00 6a 18 02 80 42 c3 04 02 00 00
+02 80 42 c3 00 10 00 00 02 80 42 c3 04 03 00 00 02 80 42 c3 00 00 00 00 02 80 42 c3 04 01 00 00
+02 80 42 c3 00 01 00 00 02 80 42 c3 04 00 00 00 02 80 42 c3 1e 00 00 00 05 18 10 00 00 00 05 1a
+00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00 0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
+0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00 20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
+00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00 02 80 43 c3 05 00 00 00 02 80 43 c3 10 00 00 00
+02 80 43 c3 02 00 00 00 02 80 43 c3 20 00 00 00 30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
+00 00 00 00 00 00`, 9, 7, 0, gfx9ISA},
+	{"B.3 gfx12", `
+11 02 00 00 00 00 00 00 09 80 0c 00 20 00 00 00 09 80 0d 00 00 00 00 00 f8 f8 f8 f8 f8 18 0c 00
+00 02 22 10 b0 01 74 01 00 2a a0 d0 05 f5 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00`, 12, 0, 0x2000,
+		[]string{"8 s_load_b32 s0, s[0:1], 0x0", "4 v_mov_b32_e32 v0, s0", "4 v_add_f32_e32 v1, v0, v0", "4 s_nop 0", "4 s_endpgm"}},
+}
+
+var gfx9ISA = []string{"8 s_load_dword s0, s[0:1], 0x0", "4 s_waitcnt lgkmcnt(0)", "4 v_mov_b32_e32 v0, s0",
+	"4 s_cbranch_scc0 65534", "8 global_store_dword v[0:1], v0, off", "4 s_endpgm"}
+
+func vectorISA(base, coid uint64, rows []string) mapISA {
+	m := mapISA{}
+	a := base
+	for _, r := range rows {
+		var size uint64
+		sz, text, _ := strings.Cut(r, " ")
+		fmt.Sscan(sz, &size)
+		m[wire.PC{Address: a, CodeObjectID: coid}] = struct {
+			text string
+			size uint64
+		}{text, size}
+		a += size
+	}
+	return m
+}
+
+func unhexT(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// normalize removes what legitimately differs between the library and the
+// native decoder: the C struct sizes (a C artifact) and, for a 0.1.x
+// library, the documented 0.1.6 differences (sqtt-format.md §4.6, A.3):
+// no EVENT/DISPATCH records, no occupancy or wave fields beyond the 0.1.6
+// layout, and the gfx9 wave end (0.1.6 ends at the WAVE_END token, typing
+// the last segment IDLE): the end time and the last timeline segment are
+// not compared.
+func normalize(bs []wire.Batch, old bool) []wire.Batch {
+	var out []wire.Batch
+	for _, b := range bs {
+		b = clone(&b)
+		if old && (b.Type == wire.TypeEvent || b.Type == wire.TypeDispatch || b.Type == wire.TypeMarker) {
+			continue
+		}
+		for i := range b.Waves {
+			w := &b.Waves[i]
+			w.Size = 0
+			if old {
+				w.Dispatcher, w.WorkgroupID, w.ClusterID, w.Reserved = 0, 0, 0, 0
+				w.EndTime = 0
+				if n := len(w.Timeline); n > 0 {
+					w.Timeline = nilIfEmpty(w.Timeline[:n-1])
+				}
+			}
+		}
+		for i := range b.Occupancy {
+			if old {
+				start := b.Occupancy[i].Start
+				b.Occupancy[i].SetWord(0)
+				b.Occupancy[i].Start = start
+			}
+		}
+		for i := range b.Events {
+			b.Events[i].Size = 0
+		}
+		for i := range b.Dispatches {
+			b.Dispatches[i].Size = 0
+		}
+		for i := range b.OtherSIMD {
+			b.OtherSIMD[i].Size = 0
+		}
+		for i := range b.Markers {
+			b.Markers[i].Size = 0
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// firstDiff describes the first difference between two record sequences.
+func firstDiff(want, got []wire.Batch) string {
+	for i := 0; i < len(want) || i < len(got); i++ {
+		switch {
+		case i >= len(got):
+			return fmt.Sprintf("batch %d: missing %s %+v", i, want[i].Type, want[i])
+		case i >= len(want):
+			return fmt.Sprintf("batch %d: extra %s %+v", i, got[i].Type, got[i])
+		case !reflect.DeepEqual(want[i], got[i]):
+			return fmt.Sprintf("batch %d (%s):\n got %+v\nwant %+v", i, want[i].Type, got[i], want[i])
+		}
+	}
+	return ""
+}
+
+// TestRealLibraryVectors decodes the Appendix B vectors through the library
+// and checks them against the native decoder (gfx9) and the facts the
+// specification states.
+func TestRealLibraryVectors(t *testing.T) {
+	d := realDecoder(t)
+	old := strings.HasPrefix(d.Version(), "0.1.")
+	for _, v := range vectors {
+		t.Run(v.name, func(t *testing.T) {
+			trace := unhexT(t, v.hex)
+			p := vectorISA(v.base, v.coid, v.isa)
+			var got collector
+			if err := d.Decode(context.Background(), strings.NewReader(string(trace)), p, got.emit); err != nil {
+				t.Fatal(err)
+			}
+			if len(got.batches) == 0 || got.batches[0].Type != wire.TypeGFXIP || got.batches[0].GFXIP != v.gfxip {
+				t.Fatalf("first batch %+v, want GFXIP %d", got.batches, v.gfxip)
+			}
+			var waves []wire.Wave
+			for _, b := range got.batches {
+				waves = append(waves, b.Waves...)
+			}
+			if len(waves) != 1 || waves[0].BeginTime != 100 {
+				t.Fatalf("waves %+v, want one wave beginning at 100", waves)
+			}
+			for _, in := range waves[0].Instructions {
+				if in.PC.CodeObjectID != v.coid || in.PC.Address < v.base || in.PC.Address >= v.base+0x20 {
+					t.Errorf("instruction %+v: PC outside the vector's code", in)
+				}
+			}
+			if v.gfxip != 9 {
+				return
+			}
+			if n := len(waves[0].Instructions); n != 8 {
+				t.Errorf("%d instructions, want 8", n)
+			}
+			var native collector
+			if err := sqtt.New().Decode(context.Background(), strings.NewReader(string(trace)), p, native.emit); err != nil {
+				t.Fatal(err)
+			}
+			if diff := firstDiff(normalize(native.batches, old), normalize(got.batches, old)); diff != "" {
+				t.Errorf("library (got) and native decoder (want) differ: %s", diff)
+			}
+		})
+	}
+}
+
+// TestRealLibraryChunks decodes B.1 three times in one parse call through
+// the data callback: GFXIP once, the records of each buffer in turn.
+func TestRealLibraryChunks(t *testing.T) {
+	d := realDecoder(t)
+	v := vectors[0]
+	trace := unhexT(t, v.hex)
+	p := vectorISA(v.base, v.coid, v.isa)
+	var one, three collector
+	if err := d.Decode(context.Background(), strings.NewReader(string(trace)), p, one.emit); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DecodeBuffers(context.Background(), [][]byte{trace, trace, trace}, p, three.emit); err != nil {
+		t.Fatal(err)
+	}
+	gfx := 0
+	waves := 0
+	for _, b := range three.batches {
+		if b.Type == wire.TypeGFXIP {
+			gfx++
+		}
+		waves += len(b.Waves)
+	}
+	if gfx != 1 || waves != 3 {
+		t.Errorf("three buffers: %d GFXIP batches and %d waves, want 1 and 3", gfx, waves)
+	}
+}
+
+// TestRealLibraryBadData checks that a malformed trace is an error with
+// exit code 3 and the library's status text.
+func TestRealLibraryBadData(t *testing.T) {
+	d := realDecoder(t)
+	var c collector
+	err := d.Decode(context.Background(), strings.NewReader(strings.Repeat("\x00", 64)), noISA, c.emit)
+	if err == nil {
+		t.Fatal("an all-zero trace decoded without error")
+	}
+	if !strings.Contains(err.Error(), "INVALID_SHADER_DATA") {
+		t.Errorf("error %v does not carry the library's status text", err)
+	}
+	if got := d.StatusString(StatusInvalidShaderData); !strings.Contains(got, "INVALID_SHADER_DATA") {
+		t.Errorf("StatusString(4) = %q", got)
+	}
+	if got := d.InfoString(wire.InfoDataLost); !strings.HasPrefix(got, "Data Lost") {
+		t.Errorf("InfoString(1) = %q", got)
+	}
+}
