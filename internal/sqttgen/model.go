@@ -1,6 +1,8 @@
 package sqttgen
 
 import (
+	"sort"
+
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -743,6 +745,12 @@ func (m *model) end() {
 		m.sdata = nil
 	}
 	if m.perfN > 0 {
+		// The spec does not order the trailing records; take (cu, bank)
+		// order, as an array indexed by CU and bank would give.
+		sort.Slice(m.perfSeen, func(i, j int) bool {
+			a, b := m.perfSeen[i], m.perfSeen[j]
+			return a.cu < b.cu || a.cu == b.cu && a.bank < b.bank
+		})
 		for _, k := range m.perfSeen {
 			m.perfRecs = append(m.perfRecs, wire.PerfEvent{Time: m.perfLast[k] + m.perfN, CU: k.cu, Bank: k.bank})
 		}
