@@ -242,11 +242,11 @@ func TestFailuresLeaveNothing(t *testing.T) {
 	neg := writeFile(t, filepath.Join(dir, "in"), "neg.rec", encode(t, part{se: -1, run: 1}))
 	notDir := writeFile(t, dir, "plainfile", []byte("x"))
 	for _, tc := range []struct {
-		name  string
-		out   string
-		args  []string
-		code  int
-		msg   string
+		name string
+		out  string
+		args []string
+		code int
+		msg  string
 	}{
 		{"cut short", "o1/deep/ui", []string{a, cut}, cli.ExitFailed, "cut.rec: offset"},
 		{"garbage", "o2/ui", []string{a, garbage}, cli.ExitFormat, "garbage.rec: not an attkit-records stream"},

@@ -1,0 +1,124 @@
+package rcv
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFolderCommitAndSibling(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "a", "b", "ui")
+	f, err := NewFolder(dir, FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WriteFile("x.json", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WriteSibling("stats_ui.csv", func(w io.Writer) error { _, err := io.WriteString(w, "csv"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing visible before Commit.
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("folder visible before Commit")
+	}
+	if _, err := os.Stat(filepath.Join(base, "a", "b", "stats_ui.csv")); err == nil {
+		t.Error("sibling visible before Commit")
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "x.json")); string(data) != "{}" {
+		t.Errorf("x.json: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(base, "a", "b", "stats_ui.csv")); string(data) != "csv" {
+		t.Errorf("sibling: %q", data)
+	}
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o755 {
+		t.Errorf("folder mode %v", st.Mode())
+	}
+	entries, _ := os.ReadDir(filepath.Join(base, "a", "b"))
+	if len(entries) != 2 {
+		t.Errorf("leftovers: %v", entries)
+	}
+	if err := f.Commit(); err == nil {
+		t.Error("second Commit accepted")
+	}
+}
+
+func TestFolderAbort(t *testing.T) {
+	base := t.TempDir()
+	os.Mkdir(filepath.Join(base, "keep"), 0o755)
+	dir := filepath.Join(base, "keep", "new1", "new2", "ui")
+	f, err := NewFolder(dir, FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteFile("x.json", []byte("{}"))
+	f.WriteSibling("s.csv", func(w io.Writer) error { return nil })
+	f.Abort()
+	f.Abort()
+	entries, _ := os.ReadDir(filepath.Join(base, "keep"))
+	if len(entries) != 0 {
+		t.Errorf("Abort left %v", entries)
+	}
+}
+
+func TestFolderRefusals(t *testing.T) {
+	base := t.TempDir()
+	os.WriteFile(filepath.Join(base, "file"), []byte("x"), 0o644)
+	os.Mkdir(filepath.Join(base, "full"), 0o755)
+	os.WriteFile(filepath.Join(base, "full", "a"), []byte("x"), 0o644)
+	for _, tc := range []struct {
+		dir  string
+		opt  FolderOptions
+		want string
+	}{
+		{"file", FolderOptions{}, "exists and is not a directory"},
+		{"file/ui", FolderOptions{}, "not a directory"},
+		{"full", FolderOptions{}, "is not empty (use --force to write into it)"},
+	} {
+		_, err := NewFolder(filepath.Join(base, tc.dir), tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.dir, err, tc.want)
+		}
+	}
+	// --force merges into the existing folder.
+	f, err := NewFolder(filepath.Join(base, "full"), FolderOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteFile("a", []byte("new"))
+	f.WriteFile("b", []byte("b"))
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a": "new", "b": "b"} {
+		if data, _ := os.ReadFile(filepath.Join(base, "full", name)); string(data) != want {
+			t.Errorf("%s: %q", name, data)
+		}
+	}
+	entries, _ := os.ReadDir(base)
+	if len(entries) != 2 {
+		t.Errorf("leftovers: %v", entries)
+	}
+}
+
+// A write error names the file in the folder, not the temporary path.
+func TestFolderWriteError(t *testing.T) {
+	base := t.TempDir()
+	f, err := NewFolder(filepath.Join(base, "ui"), FolderOptions{Create: func(string) (io.WriteCloser, error) {
+		return nil, &os.PathError{Op: "open", Path: "/tmp/x", Err: os.ErrPermission}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.WriteFile("code.json", nil)
+	if err == nil || err.Error() != "writing "+filepath.Join(base, "ui", "code.json")+": permission denied" {
+		t.Errorf("got %v", err)
+	}
+	f.Abort()
+}
