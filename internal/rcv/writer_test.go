@@ -205,7 +205,7 @@ func TestKernelIDs(t *testing.T) {
 		wire.Kernel{Address: 0x1600, CodeObj: 2, Name: "early"},
 		wire.Kernel{Address: 0x1600, CodeObj: 2, Name: "", Demangled: "late(int)"}, // later entry wins
 		wire.Kernel{Address: 0x100, CodeObj: 1, Name: "k1", Demangled: "k1()"},
-		wire.Kernel{Address: 0x200, CodeObj: 1},                                    // no names: default
+		wire.Kernel{Address: 0x200, CodeObj: 1}, // no names: default
 		wire.Kernel{Address: 0xABC, CodeObj: 5, Name: "unused"},
 	)
 	o := func(se int, p wire.PC, start bool) wire.Occupancy {
