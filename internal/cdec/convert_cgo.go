@@ -92,42 +92,50 @@ func (s *session) convert(typ int32, data unsafe.Pointer, raw, count uint64) err
 	case wire.TypeRTFrequency:
 		b.RTFrequency = *(*uint64)(data)
 	case wire.TypeInfo:
-		for _, v := range unsafe.Slice((*C.int)(data), n) {
-			b.Info = append(b.Info, wire.Info(uint32(v)))
+		b.Info = grow(b.Info, n)
+		src := unsafe.Slice((*C.int)(data), n)
+		for i := range b.Info {
+			b.Info[i] = wire.Info(uint32(src[i]))
 		}
 	case wire.TypeOccupancy:
 		b.Occupancy = grow(b.Occupancy, n)
-		for i, c := range unsafe.Slice((*C.cdec_occupancy)(data), n) {
-			o := &b.Occupancy[i]
+		src := unsafe.Slice((*C.cdec_occupancy)(data), n)
+		for i := range b.Occupancy {
+			c, o := &src[i], &b.Occupancy[i]
 			*o = wire.Occupancy{PC: pcOf(c.pc), Time: uint64(c.time), Reserved: uint8(c.reserved),
 				CU: uint8(c.cu), SIMD: uint8(c.simd), WaveID: uint8(c.wave_id)}
 			o.SetWord(uint32(c.word))
 		}
 	case wire.TypePerfEvent:
 		b.PerfEvents = grow(b.PerfEvents, n)
-		for i, c := range unsafe.Slice((*C.cdec_perfevent)(data), n) {
+		src := unsafe.Slice((*C.cdec_perfevent)(data), n)
+		for i := range b.PerfEvents {
+			c := &src[i]
 			b.PerfEvents[i] = wire.PerfEvent{Time: int64(c.time),
 				Events: [4]uint16{uint16(c.events[0]), uint16(c.events[1]), uint16(c.events[2]), uint16(c.events[3])},
 				CU:     uint8(c.cu), Bank: uint8(c.bank)}
 		}
 	case wire.TypeWave:
 		b.Waves = grow(b.Waves, n)
-		for i := range unsafe.Slice((*C.cdec_wave)(data), n) {
-			c := &unsafe.Slice((*C.cdec_wave)(data), n)[i]
-			if err := convertWave(&b.Waves[i], c); err != nil {
+		src := unsafe.Slice((*C.cdec_wave)(data), n)
+		for i := range b.Waves {
+			if err := convertWave(&b.Waves[i], &src[i]); err != nil {
 				return err
 			}
 		}
 	case wire.TypeRealtime:
 		b.Realtime = grow(b.Realtime, n)
-		for i, c := range unsafe.Slice((*C.cdec_realtime)(data), n) {
+		src := unsafe.Slice((*C.cdec_realtime)(data), n)
+		for i := range b.Realtime {
+			c := &src[i]
 			b.Realtime[i] = wire.Realtime{ShaderClock: int64(c.shader_clock),
 				RealtimeClock: uint64(c.realtime_clock), Reserved: uint64(c.reserved)}
 		}
 	case wire.TypeShaderData:
 		b.ShaderData = grow(b.ShaderData, n)
-		for i, c := range unsafe.Slice((*C.cdec_shaderdata)(data), n) {
-			b.ShaderData[i] = shaderData(&c)
+		src := unsafe.Slice((*C.cdec_shaderdata)(data), n)
+		for i := range b.ShaderData {
+			b.ShaderData[i] = shaderData(&src[i])
 		}
 	case wire.TypeInstOtherSIMD:
 		b.OtherSIMD = grow(b.OtherSIMD, n)
@@ -197,16 +205,23 @@ func convertWave(w *wire.Wave, c *C.cdec_wave) error {
 		BeginTime: int64(c.begin_time), EndTime: int64(c.end_time)}
 	tl = grow(tl, int(nt))
 	if nt > 0 {
-		for i, st := range unsafe.Slice(c.timeline, int(nt)) {
-			tl[i] = wire.WaveState{Type: wire.WaveStateType(st.state), Duration: int32(st.duration)}
+		src := unsafe.Slice(c.timeline, len(tl))
+		for i := range tl {
+			tl[i] = wire.WaveState{Type: wire.WaveStateType(src[i].state), Duration: int32(src[i].duration)}
 		}
 	}
 	in = grow(in, int(ni))
 	if ni > 0 {
-		for i, ci := range unsafe.Slice(c.instructions, int(ni)) {
-			word := uint32(ci.word)
-			in[i] = wire.Instruction{Category: wire.InstCategory(word), Stall: word >> 8,
-				Duration: int32(ci.duration), Time: int64(ci.time), PC: pcOf(ci.pc)}
+		src := unsafe.Slice(c.instructions, len(in))
+		for i := range in {
+			s := &src[i]
+			word := uint32(s.word)
+			d := &in[i]
+			d.Category = wire.InstCategory(word)
+			d.Stall = word >> 8
+			d.Duration = int32(s.duration)
+			d.Time = int64(s.time)
+			d.PC = wire.PC{Address: uint64(s.pc.address), CodeObjectID: uint64(s.pc.code_object_id)}
 		}
 	}
 	w.Timeline, w.Instructions = tl, in

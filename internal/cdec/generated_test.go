@@ -1,0 +1,153 @@
+//go:build cgo
+
+package cdec
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/sqttgen"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// loopKernel is a hand-written gfx9 kernel at 0x100: a loop, a forward
+// branch, a barrier, LDS, SMEM, VMEM and VALU instructions.
+var loopKernel = []struct {
+	a, size uint64
+	text    string
+}{
+	{0x100, 8, "s_load_dwordx2 s[0:1], s[4:5], 0x0"},
+	{0x108, 4, "s_mov_b32 s2, 0"},
+	{0x10c, 4, "v_mov_b32_e32 v1, 0"},
+	{0x110, 4, "s_waitcnt lgkmcnt(0)"},
+	{0x114, 8, "global_load_dword v2, v[0:1], off"},
+	{0x11c, 4, "v_add_u32_e32 v1, v1, v2"},
+	{0x120, 4, "s_add_u32 s2, s2, 1"},
+	{0x124, 4, "s_cmp_lt_u32 s2, 10"},
+	{0x128, 8, "ds_write_b32 v0, v1"},
+	{0x130, 4, "s_cbranch_scc1 65530"},
+	{0x134, 4, "s_cbranch_execz 2"},
+	{0x138, 4, "s_barrier"},
+	{0x13c, 4, "s_nop 0"},
+	{0x140, 8, "global_store_dword v[0:1], v1, off"},
+	{0x148, 4, "s_endpgm"},
+}
+
+func loopIndex(coid uint64) *wire.Index {
+	ix := &wire.Index{}
+	for _, r := range loopKernel {
+		ix.Rows = append(ix.Rows, wire.Row{CodeObj: coid, Vaddr: r.a, Size: r.size, Text: r.text})
+	}
+	return ix
+}
+
+// generatedConfigs are the gfx9 scenarios the generator models; none uses
+// OTHER_MSG barriers, which 0.1.6 drops (sqtt-format.md A.3).
+func generatedConfigs() map[string]sqttgen.Config {
+	k0 := []sqttgen.Kernel{{Entry: 0x100}}
+	k3 := []sqttgen.Kernel{{Entry: 0x100, CodeObjectID: 3}}
+	return map[string]sqttgen.Config{
+		"plain":        {Index: loopIndex(0), Kernels: k0, Seed: 1},
+		"perf-sd":      {Index: loopIndex(0), Kernels: k0, Seed: 2, Perf: true, ShaderData: true, SIMDs: 2},
+		"instrumented": {Index: loopIndex(3), Kernels: k3, Seed: 3, Instrument: true, Perf: true, PerfInterval: 300},
+		"late-load":    {Index: loopIndex(3), Kernels: k3, Seed: 4, Instrument: true, LateLoad: true},
+		"dispatch":     {Index: loopIndex(0), Kernels: k0, Seed: 5, Dispatch: true, Events: true, Version2: 4},
+		"mi350":        {Index: loopIndex(0), Kernels: k0, Seed: 6, Version2: 6, WavesPerSIMD: 10},
+	}
+}
+
+// TestRealLibraryGenerated decodes generated gfx9 traces through the
+// library and compares them with the generator's expected records and with
+// the native decoder.
+func TestRealLibraryGenerated(t *testing.T) {
+	d := realDecoder(t)
+	old := strings.HasPrefix(d.Version(), "0.1.")
+	for name, cfg := range generatedConfigs() {
+		t.Run(name, func(t *testing.T) {
+			trace, want, err := sqttgen.Generate(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got collector
+			p := isa.NewTable(cfg.Index)
+			if err := d.Decode(context.Background(), bytes.NewReader(trace), p, got.emit); err != nil {
+				t.Fatal(err)
+			}
+			var wantN []wire.Batch
+			for i := range want {
+				wantN = append(wantN, clone(&want[i]))
+			}
+			if diff := firstDiff(normalize(wantN, old), normalize(got.batches, old)); diff != "" {
+				t.Errorf("library (got) and generator (want) differ: %s", diff)
+			}
+		})
+	}
+}
+
+// records counts what the bare C loop counts: the sum of the callbacks'
+// record counts, and the instructions inside waves.
+func records(b *wire.Batch) (recs, insts int64) {
+	for _, w := range b.Waves {
+		insts += int64(len(w.Instructions))
+	}
+	switch b.Type {
+	case wire.TypeGFXIP:
+		return 0, 0
+	case wire.TypeRTFrequency:
+		return 1, 0
+	}
+	return int64(b.Len()), insts
+}
+
+func benchDecode(b *testing.B, d *Decoder, trace []byte, p isa.Provider) {
+	var recs, insts int64
+	b.SetBytes(int64(len(trace)))
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		err := d.Decode(context.Background(), bytes.NewReader(trace), p, func(bt *wire.Batch) error {
+			r, i := records(bt)
+			recs += r
+			insts += i
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	sec := time.Since(start).Seconds()
+	b.ReportMetric(float64(recs)/sec, "records/s")
+	b.ReportMetric(float64(insts)/sec, "insts/s")
+}
+
+// BenchmarkFixture measures the binding's own cost: the fixture library
+// makes wave callbacks (64 instructions each) as fast as C can, so the time
+// is the cgo callback, the record conversion and the copies. Compare with
+// scripts/bench-cdec run on the same fixture script.
+func BenchmarkFixture(b *testing.B) {
+	lib := buildFixture(b, b.TempDir(), "fixture.so")
+	d, err := Load(lib)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	benchDecode(b, d, []byte(fmt.Sprintf("bench %d 64\n", 100000)), noISA)
+}
+
+// BenchmarkRealLibrary decodes a generated gfx9 trace of about 32 MiB
+// through the library (set ROCPROF_TRACE_DECODER_LIB).
+func BenchmarkRealLibrary(b *testing.B) {
+	d := realDecoder(b)
+	ix := loopIndex(0)
+	trace, _, err := sqttgen.Generate(sqttgen.Config{Index: ix, Kernels: []sqttgen.Kernel{{Entry: 0x100}},
+		Seed: 9, TargetBytes: 32 << 20, Perf: true, ShaderData: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchDecode(b, d, trace, isa.NewTable(ix))
+}
