@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/sqtt"
+	"github.com/attkit/attkit/internal/sqttgen"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// TestGeneratedTraces: for traces the generator makes from real kernels
+// (the gfx90a and gfx942 indexes of internal/sqttgen), att-stats's
+// counters equal an independent recomputation over the records the
+// generator says a decoder must produce; and the same holds for the
+// records the native decoder actually produces from the trace bytes.
+func TestGeneratedTraces(t *testing.T) {
+	seeds := 6
+	if testing.Short() {
+		seeds = 2
+	}
+	for _, name := range []string{"gfx90a.index", "gfx942.index"} {
+		idx := filepath.Join("..", "..", "internal", "sqttgen", "testdata", name)
+		ix, err := wire.ReadIndexFile(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := uint64(1); seed <= uint64(seeds); seed++ {
+			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) {
+				cfg := sqttgen.Config{Index: ix, Seed: seed, Instrument: true,
+					SIMDs: 1 + int(seed%4), WavesPerSIMD: 2 + int(seed%3), MaxTrips: 40}
+				trace, want, err := sqttgen.Generate(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rc := newRecount(ix)
+				waves := 0
+				for i := range want {
+					for j := range want[i].Waves {
+						rc.wave(&want[i].Waves[j])
+						waves++
+					}
+				}
+				t.Logf("%d waves, %d PCs", waves, len(rc.counts))
+				if waves == 0 {
+					t.Fatal("the generator made no waves")
+				}
+				dir := t.TempDir()
+				check := func(what string, batches []wire.Batch) {
+					var b bytes.Buffer
+					w := wire.NewWriter(&b)
+					w.WriteHeader(&wire.Header{Producer: "test", Backend: "native", Trace: wire.Trace{Path: "g.att", Run: 1}})
+					for i := range batches {
+						w.WriteBatch(&batches[i])
+					}
+					w.Flush()
+					stream := filepath.Join(dir, what+".rec")
+					os.WriteFile(stream, b.Bytes(), 0o644)
+					r := runTool(t, nil, "--index", idx, "--format", "json", stream)
+					if r.code != 0 || r.stderr != "" {
+						t.Fatalf("%s: exit %d: %s", what, r.code, r.stderr)
+					}
+					compareJSON(t, what, r.stdout, rc)
+				}
+				check("expected", want)
+				var got []wire.Batch
+				err = sqtt.New().Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix),
+					func(b *wire.Batch) error { got = append(got, sqttgen.CloneBatch(b)); return nil })
+				if err != nil {
+					t.Fatalf("native decode: %v", err)
+				}
+				check("decoded", got)
+			})
+		}
+	}
+}
+
+// compareJSON checks att-stats --format json output against a recount.
+func compareJSON(t *testing.T, what, out string, rc *recount) {
+	t.Helper()
+	n := 0
+	var hits int64
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var row jsonRow
+		if err := dec.Decode(&row); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		hits += row.Hitcount
+		k := fmt.Sprintf("%d:%d", row.CodeObj, row.Vaddr)
+		c := rc.counts[k]
+		if c == nil {
+			t.Errorf("%s: PC %s not in the recount", what, k)
+			continue
+		}
+		if got := [5]int64{row.Hitcount, row.Latency, row.Stall, row.Idle, row.Line}; got != *c {
+			t.Errorf("%s: PC %s: got hit/lat/stall/idle/line %v, want %v", what, k, got, *c)
+		}
+	}
+	if n != len(rc.counts) {
+		t.Errorf("%s: %d PCs, recount has %d", what, n, len(rc.counts))
+	}
+	if hits == 0 {
+		t.Errorf("%s: no instruction counted", what)
+	}
+}
