@@ -129,6 +129,7 @@ func TestGoldenSample(t *testing.T) {
 		t.Errorf("the viewer would not load the folder completely:\n%v", err)
 	}
 	compareGolden(t, "sample", filepath.Join(dir, "out"))
+	checkReference(t, out, []string{a, b}, sampleIndex())
 }
 
 // The same run read from standard input as one concatenated stream gives
