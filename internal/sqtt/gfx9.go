@@ -158,6 +158,8 @@ type gfx9 struct {
 	phase      int64
 	running    [2048]occSlot
 	occ        []wire.Occupancy
+	occFront   []wire.Occupancy // synthetic starts, to go before occ, latest first
+	occBatch   []wire.Occupancy
 	sd         []wire.ShaderData
 	realtime   []wire.Realtime
 	perf       []wire.PerfEvent
@@ -435,18 +437,27 @@ func (g *gfx9) waveStart(t token, now int64) error {
 }
 
 func (g *gfx9) occFull() error {
-	if len(g.occ) >= g.ps.limit || g.doubleBuffer && len(g.occ) >= occupancyDBFlush {
+	if n := len(g.occ) + len(g.occFront); n >= g.ps.limit || g.doubleBuffer && n >= occupancyDBFlush {
 		return g.flushOcc()
 	}
 	return nil
 }
 
 func (g *gfx9) flushOcc() error {
-	for i := range g.occ {
-		g.occ[i].PC = g.regs.code.late(g.occ[i].PC)
+	batch := g.occ
+	if len(g.occFront) > 0 {
+		batch = g.occBatch[:0]
+		for i := len(g.occFront) - 1; i >= 0; i-- {
+			batch = append(batch, g.occFront[i])
+		}
+		batch = append(batch, g.occ...)
+		g.occBatch = batch
 	}
-	err := g.em.occupancy(g.occ)
-	g.occ = g.occ[:0]
+	for i := range batch {
+		batch[i].PC = g.regs.code.late(batch[i].PC)
+	}
+	err := g.em.occupancy(batch)
+	g.occ, g.occFront = g.occ[:0], g.occFront[:0]
 	return err
 }
 
@@ -480,9 +491,7 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 		// A wave end without a start: a START and an END at time 0 with
 		// no PC, the START at the front of the pending batch.
 		syn := wire.Occupancy{CU: cu, SIMD: simd, WaveID: uint8(slot), IsExt: true, Start: true}
-		g.occ = append(g.occ, wire.Occupancy{})
-		copy(g.occ[1:], g.occ)
-		g.occ[0] = syn
+		g.occFront = append(g.occFront, syn)
 		syn.Start = false
 		g.occ = append(g.occ, syn)
 	}

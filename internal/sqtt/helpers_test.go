@@ -46,12 +46,14 @@ func (t *table) ISA(pc wire.PC) (string, uint64, bool) {
 // unhex turns the spec's hex dumps into bytes.
 func unhex(t testing.TB, s string) []byte {
 	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	b, err := unhexErr(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
+
+func unhexErr(s string) ([]byte, error) { return hex.DecodeString(strings.Join(strings.Fields(s), "")) }
 
 // cloneBatch deep-copies the parts of a batch a test looks at.
 func cloneBatch(b *wire.Batch) wire.Batch {

@@ -230,7 +230,7 @@ type coEvent struct {
 
 // userData2 runs the instrumentation state machine for one USERDATA2
 // write (2.1.2). It returns a code-object event, if any, and whether the
-// perf-counter interval changed.
+// perf-counter interval was announced for the first time.
 func (s *regState) userData2(data uint32, me, pipe uint8) (ev *coEvent, intervalChanged bool) {
 	switch s.ud2 {
 	case stateInactive:
@@ -244,9 +244,11 @@ func (s *regState) userData2(data uint32, me, pipe uint8) (ev *coEvent, interval
 		case op == opAgentInfo && typ == 0:
 			s.rtFreq = uint64(d20) * 1000
 		case op == opAgentInfo && typ == 1:
-			changed := s.perfInterval != int64(d20)
+			// Only the first announcement re-processes pooled records:
+			// re-processing on every change could double them each time.
+			first := s.perfInterval == 0 && d20 != 0
 			s.perfInterval = int64(d20)
-			return nil, changed
+			return nil, first
 		case op == opCodeObj && d20 == 0:
 			s.ud2 = typ
 		}

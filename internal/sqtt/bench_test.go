@@ -1,0 +1,159 @@
+package sqtt
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// loopISA is a small kernel with a loop: 5 instructions per iteration.
+var loopISA = []string{
+	"0x1000 8 s_load_dwordx2 s[0:1], s[4:5], 0x0",
+	"0x1008 4 s_waitcnt lgkmcnt(0)",
+	"0x100c 4 v_add_f32_e32 v0, v0, v1",
+	"0x1010 4 v_mul_f32_e32 v1, v0, v0",
+	"0x1014 4 s_add_u32 s2, s2, 1",
+	"0x1018 4 s_cmp_lg_u32 s2, s3",
+	"0x101c 4 s_cbranch_scc1 65531",
+	"0x1020 8 global_store_dword v[2:3], v0, off",
+	"0x1028 4 s_endpgm",
+}
+
+// synthTrace builds a gfx9 trace of rounds of 8 concurrent waves (SIMDs
+// 0..3, slots 0..1 of the target CU) running loopISA for iters iterations,
+// plus 4 waves per round on other CUs (occupancy only). It returns the
+// trace and the number of instructions it holds.
+func synthTrace(rounds, iters int) ([]byte, int) {
+	t := newTB(5, 0, false).pgm(1, 0, 0x1000)
+	// The program as (issue status, INST type) steps.
+	type step struct{ st, typ int }
+	prog := []step{{isInst, instSMEMRd}, {isImmed, 0}}
+	for i := 0; i < iters; i++ {
+		br := instJump
+		if i == iters-1 {
+			br = instNext
+		}
+		prog = append(prog, step{isInst, instVALU32}, step{isInst, instVALU32},
+			step{isInst, instSALU32}, step{isInst, instSALU32}, step{isInst, br})
+	}
+	prog = append(prog, step{isInst, instVMEMWr}, step{isImmed, 0})
+	insts := 0
+	for r := 0; r < rounds; r++ {
+		for k := 0; k < 8; k++ {
+			t.waveStart(0, k%4, k/4, 1, 0, 1, 0)
+		}
+		for c := 1; c <= 4; c++ {
+			t.waveStart(c, r%4, 0, 1, 0, 1, 0)
+		}
+		for _, s := range prog {
+			for k := 0; k < 8; k++ {
+				simd, slot := k%4, k/4
+				t.put(tIssue|1<<4|uint64(simd)<<5|uint64(s.st)<<(8+2*slot), 4)
+				if s.st == isInst {
+					t.put(tInst|1<<4|uint64(slot)<<5|uint64(simd)<<9|uint64(s.typ)<<11, 2)
+				}
+				insts++
+			}
+		}
+		for k := 0; k < 8; k++ {
+			t.waveEnd(0, k%4, k/4)
+		}
+		for c := 1; c <= 4; c++ {
+			t.waveEnd(c, r%4, 0)
+		}
+	}
+	return t.bytes(), insts
+}
+
+func TestSynthTrace(t *testing.T) {
+	data, insts := synthTrace(3, 50)
+	got, err := decode(t, data, newTable(0, loopISA...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waves, n, occ := 0, 0, 0
+	for _, b := range got {
+		switch b.Type {
+		case wire.TypeWave:
+			w := b.Waves[0]
+			waves++
+			n += len(w.Instructions)
+			for i, in := range w.Instructions {
+				if in.PC.Address == 0 {
+					t.Fatalf("wave %d instruction %d has no PC", waves, i)
+				}
+			}
+			last := w.Instructions[len(w.Instructions)-1]
+			if last.PC.Address != 0x1028 || w.Instructions[6].PC.Address != 0x101c ||
+				w.Instructions[7].PC.Address != 0x100c {
+				t.Fatalf("wave %d: loop not followed", waves)
+			}
+		case wire.TypeOccupancy:
+			occ += len(b.Occupancy)
+		case wire.TypeInfo:
+			t.Errorf("info %v", b.Info)
+		}
+	}
+	if waves != 24 || n != insts || occ != 3*12*2 {
+		t.Errorf("%d waves, %d instructions (want %d), %d occupancy records", waves, n, insts, occ)
+	}
+}
+
+// BenchmarkDecode decodes a synthetic trace (or the one named by
+// SQTT_BENCH_TRACE, with the index named by SQTT_BENCH_INDEX) and reports
+// throughput in MB/s and instructions per second.
+func BenchmarkDecode(b *testing.B) {
+	var data []byte
+	var prov isa.Provider
+	if path := os.Getenv("SQTT_BENCH_TRACE"); path != "" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
+		if ip := os.Getenv("SQTT_BENCH_INDEX"); ip != "" {
+			ix, err := wire.ReadIndexFile(ip)
+			if err != nil {
+				b.Fatal(err)
+			}
+			prov = isa.NewTable(ix)
+		}
+	} else {
+		data, _ = synthTrace(400, 1000) // about 48 MB
+		prov = newTable(0, loopISA...)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	insts := 0
+	cpu0 := cpuTime()
+	for b.Loop() {
+		insts = 0
+		err := New().Decode(context.Background(), bytes.NewReader(data), prov, func(bt *wire.Batch) error {
+			for i := range bt.Waves {
+				insts += len(bt.Waves[i].Instructions)
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	// On a shared machine wall time says little; CPU time says more.
+	cpu := (cpuTime() - cpu0).Seconds()
+	b.ReportMetric(float64(insts)*float64(b.N)/b.Elapsed().Seconds(), "inst/s")
+	b.ReportMetric(float64(insts), "inst/op")
+	b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu, "MB/cpu-s")
+	b.ReportMetric(float64(insts)*float64(b.N)/cpu, "inst/cpu-s")
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

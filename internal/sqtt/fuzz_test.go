@@ -1,0 +1,81 @@
+package sqtt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// FuzzDecode feeds arbitrary bytes to the decoder: it must never panic or
+// hang, and it may only fail with the documented errors.
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.att"))
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	for _, tr := range seedTraces() {
+		f.Add(tr)
+	}
+	f.Add([]byte{})
+	f.Add([]byte{0x11, 0xa0, 0, 0, 0, 0, 0, 0, 0x01})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		isa := newTable(0, b1Rows(0x1000)...)
+		for pc, e := range newTable(7, b1Rows(0)...).m {
+			isa.m[pc] = e
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		n := 0
+		err := New().Decode(ctx, bytes.NewReader(data), isa, func(b *wire.Batch) error {
+			n++
+			if n == 1 && b.Type != wire.TypeGFXIP {
+				t.Fatalf("first batch is %v", b.Type)
+			}
+			return nil
+		})
+		var ae *ArchError
+		var de *DataError
+		if err != nil && !errors.As(err, &ae) && !errors.As(err, &de) {
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}
+
+// seedTraces are the hand-built traces of the scenario tests.
+func seedTraces() [][]byte {
+	var out [][]byte
+	for _, s := range []string{vectorB1, vectorB2} {
+		b, _ := unhexErr(s)
+		out = append(out, b)
+	}
+	out = append(out,
+		withCodeObject().at(100).waveStart(0, 0, 0, 1, 0, 1, 0).
+			at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).
+			at(140).misc(0, miscSaveContext).
+			at(164).waveStart(0, 0, 0, 1, 0, 70, 0).
+			at(200).waveStart(0, 0, 0, 1, 0, 70, 0).
+			at(208).inst(0, 0, instPC).instPC(0, 0, 0x1004).
+			at(220).issue1(isInst).at(224).inst(0, 0, instVALU32).
+			at(236).issue1(isImmed).at(244).waveEnd(0, 0, 0).bytes(),
+		newTB(5, 0, false).roc().ud2(opAgentInfo, 1, 64).pgm(1, 0, 0x1000).
+			at(100).waveStart(0, 0, 0, 1, 0, 1, 0).
+			at(120).issue1(isInst).at(124).inst(0, 0, instVMEMRd).
+			at(140).issue1(isInst).at(144).inst(0, 0, instVALU32).
+			at(176).issue1(isInst).at(180).inst(0, 0, 21).
+			at(184).perf(0, 0, [4]uint64{1, 2, 3, 4}).
+			misc(0, miscTimeReset).misc(3, miscTime).timeTok(5000).
+			at(208).waveEnd(0, 0, 0).bytes(),
+	)
+	return out
+}
