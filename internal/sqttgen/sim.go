@@ -52,12 +52,13 @@ const (
 	evEnd
 )
 
+// ev is one queued token of a slot: line is the program line an ISSUE or
+// INST_PC refers to, data the value of a SHADERDATA.
 type ev struct {
 	t    int64
 	kind uint8
 	typ  uint8
-	pc   wire.PC
-	addr uint64
+	line int32
 	data uint32
 }
 
@@ -104,7 +105,8 @@ type gen struct {
 	prog    *program
 	kernels []kinfo
 	cos     []coInfo
-	heap    []*actor
+	actors  []*actor
+	cal     calendar
 	slots   int // slot actors not done
 	closing bool
 	stats   Stats
@@ -255,7 +257,7 @@ func (g *gen) run() (Stats, error) {
 	add := func(a *actor) {
 		a.id = id
 		id++
-		g.heap = append(g.heap, a)
+		g.actors = append(g.actors, a)
 	}
 	t0 := e.clock + 4*int64(g.r.rangeIn(1, 20))
 	for simd := 0; simd < cfg.SIMDs; simd++ {
@@ -289,19 +291,18 @@ func (g *gen) run() (Stats, error) {
 	if cfg.Events {
 		add(&actor{kind: actEvents, t: t0 + 4*int64(g.r.rangeIn(100, 1000))})
 	}
-	for i := len(g.heap)/2 - 1; i >= 0; i-- {
-		g.down(i)
+	g.cal.init(e.clock)
+	for _, a := range g.actors {
+		g.cal.push(a)
 	}
-	for len(g.heap) > 0 && g.err == nil && e.err == nil {
-		a := g.heap[0]
-		g.step(a)
-		if a.done {
-			n := len(g.heap) - 1
-			g.heap[0] = g.heap[n]
-			g.heap = g.heap[:n]
+	for g.err == nil && e.err == nil {
+		a := g.cal.pop()
+		if a == nil {
+			break
 		}
-		if len(g.heap) > 0 {
-			g.down(0)
+		g.step(a)
+		if !a.done {
+			g.cal.push(a)
 		}
 	}
 	if g.err != nil {
@@ -322,28 +323,61 @@ func (g *gen) run() (Stats, error) {
 	return g.stats, nil
 }
 
-func (g *gen) less(a, b *actor) bool {
-	return a.t < b.t || a.t == b.t && a.id < b.id
+// calendar orders the actors by their next event time: a ring of buckets
+// of 4-cycle slots (all token times are multiples of 4), and a list for
+// times beyond the ring. Actors due at the same time run in the order they
+// were queued, which keeps every actor's own events in order.
+type calendar struct {
+	b    [calSlots][]*actor
+	head int // next index to take in the current bucket
+	now  int64
+	far  []*actor
+	n    int
 }
 
-func (g *gen) down(i int) {
-	h := g.heap
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && g.less(h[r], h[l]) {
-			m = r
-		}
-		if !g.less(h[m], h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+const (
+	calSlots = 8192
+	calSpan  = 4 * calSlots
+)
+
+func (c *calendar) init(now int64) { c.now = now - now%4 }
+
+func (c *calendar) push(a *actor) {
+	c.n++
+	if a.t-c.now >= calSpan {
+		c.far = append(c.far, a)
+		return
 	}
+	i := (a.t / 4) % calSlots
+	c.b[i] = append(c.b[i], a)
+}
+
+func (c *calendar) pop() *actor {
+	for c.n > 0 {
+		i := (c.now / 4) % calSlots
+		if c.head < len(c.b[i]) {
+			a := c.b[i][c.head]
+			c.head++
+			c.n--
+			return a
+		}
+		c.b[i] = c.b[i][:0]
+		c.head = 0
+		c.now += 4
+		if i%(calSlots/2) == 0 && len(c.far) > 0 {
+			keep := c.far[:0]
+			for _, a := range c.far {
+				if a.t-c.now < calSpan/2 {
+					j := (a.t / 4) % calSlots
+					c.b[j] = append(c.b[j], a)
+				} else {
+					keep = append(keep, a)
+				}
+			}
+			c.far = keep
+		}
+	}
+	return nil
 }
 
 // loadCodeObjects writes the CODEOBJ packets of every code object.
@@ -516,15 +550,16 @@ func (g *gen) stepSlot(a *actor) {
 	case evStall:
 		e.issue1(d, simd, slot, issueStall, wire.PC{})
 	case evIssue:
-		e.issue1(d, simd, slot, issueInst, ev.pc)
+		e.issue1(d, simd, slot, issueInst, g.prog.lines[ev.line].pc)
 		g.stats.Instructions++
 	case evImmed:
-		e.issue1(d, simd, slot, issueImmed, ev.pc)
+		e.issue1(d, simd, slot, issueImmed, g.prog.lines[ev.line].pc)
 		g.stats.Instructions++
 	case evInst:
 		e.inst(d, simd, slot, uint64(ev.typ))
 	case evInstPC:
-		e.instPC(d, simd, slot, ev.addr)
+		pc := g.prog.lines[ev.line].pc
+		e.instPC(d, simd, slot, g.base(pc.CodeObjectID)+pc.Address)
 	case evSData:
 		e.shaderData(d, 0, uint64(g.cfg.TargetCU), simd, slot, ev.data)
 	case evEnd:
@@ -539,6 +574,10 @@ func (g *gen) stepSlot(a *actor) {
 		}
 	}
 	a.t = a.q[a.qh].t
+	if a.t == g.e.clock && g.err == nil {
+		// Due now as well: no need to go through the calendar.
+		g.stepSlot(a)
+	}
 }
 
 // plan fills the slot's queue with the tokens of its next step.
@@ -600,32 +639,7 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
 	}
 	t := w.ready
-	gap := func() int64 {
-		switch {
-		case r.oneIn(16):
-			return 4 * int64(r.rangeIn(4, 40))
-		case r.oneIn(4):
-			return 0
-		}
-		return 4 * int64(r.rangeIn(1, 3))
-	}
-	issueInstr := func(typ uint8, delay int) int64 {
-		if r.oneIn(6) {
-			a.q = append(a.q, ev{t: t, kind: evStall})
-			t += 4 * int64(r.rangeIn(1, 6))
-		}
-		a.q = append(a.q, ev{t: t, kind: evIssue, pc: g.outPC(l.pc)})
-		tn := t + 4*int64(r.intn(delay+1))
-		a.q = append(a.q, ev{t: tn, kind: evInst, typ: typ})
-		return tn
-	}
-	immed := func(wait bool) int64 {
-		a.q = append(a.q, ev{t: t, kind: evImmed, pc: g.outPC(l.pc)})
-		if wait && r.oneIn(3) {
-			return t + 4*int64(r.rangeIn(1, 100))
-		}
-		return t + 4
-	}
+	li := w.cur
 	next := l.next
 	switch l.kind {
 	case kindPlain:
@@ -638,26 +652,26 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		case clsVMEM, clsFLAT, clsLDS:
 			delay = 8
 		}
-		w.ready = issueInstr(typ, delay) + gap()
+		w.ready = g.issueInstr(a, t, li, typ, delay) + g.gap()
 		if g.cfg.ShaderData && r.oneIn(32) {
 			a.q = append(a.q, ev{t: w.ready, kind: evSData, data: uint32(r.next())})
 		}
 	case kindImmed:
-		w.ready = immed(true) + gap()
+		w.ready = g.immed(a, t, li, true) + g.gap()
 	case kindTTrace:
-		end := immed(false)
+		end := g.immed(a, t, li, false)
 		a.q = append(a.q, ev{t: t, kind: evSData, data: uint32(r.next())})
-		w.ready = end + gap()
+		w.ready = end + g.gap()
 	case kindBarrier:
 		if w.anchor || g.cfg.BarrierMessages && r.oneIn(2) {
-			a.q = append(a.q, ev{t: t, kind: evIssue, pc: g.outPC(l.pc)})
+			a.q = append(a.q, ev{t: t, kind: evIssue, line: li})
 			tn := t + 4*int64(r.intn(3))
 			a.q = append(a.q, ev{t: tn, kind: evInst, typ: instOtherMsg})
 			t = tn + 4*int64(r.rangeIn(1, 30))
 		}
-		w.ready = immed(false) + gap()
+		w.ready = g.immed(a, t, li, false) + g.gap()
 	case kindEndpgm:
-		w.ready = immed(false)
+		w.ready = g.immed(a, t, li, false)
 		w.done = true
 	case kindBranch, kindBranchCond:
 		taken := g.decide(w, l)
@@ -665,7 +679,7 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		if taken {
 			typ, next = instJump, l.target
 		}
-		w.ready = issueInstr(typ, 2) + gap()
+		w.ready = g.issueInstr(a, t, li, typ, 2) + g.gap()
 	case kindSetPC, kindSwapPC:
 		dest := l.next
 		if l.kind == kindSwapPC {
@@ -682,10 +696,9 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		if dest < 0 {
 			return fmt.Errorf("%#x: %q: no destination in the program", l.pc.Address, l.text)
 		}
-		tn := issueInstr(instPC, 2)
-		dpc := pr.lines[dest].pc
-		a.q = append(a.q, ev{t: tn, kind: evInstPC, addr: g.base(dpc.CodeObjectID) + dpc.Address})
-		w.ready = tn + gap()
+		tn := g.issueInstr(a, t, li, instPC, 2)
+		a.q = append(a.q, ev{t: tn, kind: evInstPC, line: dest})
+		w.ready = tn + g.gap()
 		w.cur = dest
 		w.anchor = true
 		return nil
@@ -697,8 +710,44 @@ func (g *gen) planInst(a *actor, w *walk) error {
 	return nil
 }
 
-// outPC is the PC a decoder reports for an instruction of the program.
-func (g *gen) outPC(pc wire.PC) wire.PC { return pc }
+func (g *gen) gap() int64 {
+	r := &g.r
+	switch v := r.next(); {
+	case v&15 == 0:
+		return 4 * int64(4+int((v>>8)%37))
+	case v&0x30 == 0:
+		return 0
+	default:
+		return 4 * int64(1+int((v>>8)%3))
+	}
+}
+
+// issueInstr queues an optional STALL, the ISSUE and the INST token of one
+// instruction at t and returns the INST token's time.
+func (g *gen) issueInstr(a *actor, t int64, li int32, typ uint8, delay int) int64 {
+	r := &g.r
+	v := r.next()
+	if v%6 == 0 {
+		a.q = append(a.q, ev{t: t, kind: evStall})
+		t += 4 * int64(1+(v>>8)%6)
+	}
+	a.q = append(a.q, ev{t: t, kind: evIssue, line: li})
+	tn := t + 4*int64((v>>16)%uint64(delay+1))
+	a.q = append(a.q, ev{t: tn, kind: evInst, typ: typ})
+	return tn
+}
+
+// immed queues an ISSUE IMMED at t and returns when the wave may issue
+// again; wait makes some of them long (s_waitcnt, s_nop).
+func (g *gen) immed(a *actor, t int64, li int32, wait bool) int64 {
+	a.q = append(a.q, ev{t: t, kind: evImmed, line: li})
+	if wait {
+		if v := g.r.next(); v%3 == 0 {
+			return t + 4*int64(1+(v>>8)%100)
+		}
+	}
+	return t + 4
+}
 
 // decide says whether a branch is taken: loops (backward branches) run a
 // seeded number of trips, forward branches go either way; after
@@ -715,7 +764,7 @@ func (g *gen) decide(w *walk, l *line) bool {
 		dt, dn := pr.lines[l.target].dist, pr.lines[l.next].dist
 		return dt >= 0 && (dn < 0 || dt < dn)
 	}
-	idx := pr.at[l.pc]
+	idx := w.cur
 	if pr.lines[l.target].pc.Address <= l.pc.Address {
 		if w.loops == nil {
 			w.loops = map[int32]int32{}
