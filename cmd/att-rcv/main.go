@@ -24,6 +24,9 @@
 // copied along: from the directory of a code.json index, or from the source
 // files an index stream names.
 //
+// Decoder warnings (INFO records) are not repeated: att-decode printed
+// them. Marker records have no viewer file.
+//
 // The folder is built in a temporary sibling directory and moved into place
 // at the end, so a failed run leaves nothing behind. An existing DIR that
 // is not empty is refused unless --force is given; files of the run then

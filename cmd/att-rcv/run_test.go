@@ -375,3 +375,35 @@ func (l *limitedFile) Write(p []byte) (int, error) {
 func (l *limitedFile) Close() error { return l.f.Close() }
 
 var errNoSpace = syscall.ENOSPC
+
+// --progress prints one summary line; "-" among the streams is stdin.
+func TestProgressAndStdinArg(t *testing.T) {
+	dir, index, a, b := sampleInputs(t)
+	sb, _ := os.ReadFile(b)
+	out := filepath.Join(dir, "out", "ui_output_sample1")
+	code, stdout, stderr := runCmd(t, bytes.NewReader(sb), "--progress", "-d", out, "--index", index, a, "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "att-rcv: " + out + ": 3 traces, 5 waves, 4 wave files, 14 files, "
+	if stdout != "" || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr %q, want a line starting %q", stderr, want)
+	}
+	compareGolden(t, "sample", filepath.Join(dir, "out"))
+}
+
+// A directory the user cannot write into (meaningless for root, who can).
+func TestUnwritableParent(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: permissions do not stop writes")
+	}
+	dir, index, a, _ := sampleInputs(t)
+	ro := filepath.Join(dir, "ro")
+	os.Mkdir(ro, 0o555)
+	defer os.Chmod(ro, 0o755)
+	code, _, stderr := runCmd(t, nil, "-d", filepath.Join(ro, "ui"), "--index", index, a)
+	if code != cli.ExitFailed || !strings.Contains(stderr, "permission denied") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+	noLeftovers(t, ro)
+}
