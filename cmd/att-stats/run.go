@@ -172,30 +172,33 @@ func runList(seen map[int]bool) string {
 }
 
 // checkIndex tells whether the index describes the traced code: a warning
-// when some executed PCs are missing from it, an error when all are.
+// when some executed PCs are missing from it, an error when all are. The
+// message names, per code object, the address ranges on both sides, which
+// tells a stale index (same code object, other addresses) from the index
+// of other code objects.
 func checkIndex(env *cli.Env, name string, ix *wire.Index, fo *fold.Fold) error {
 	if ix == nil {
 		return nil
 	}
 	var total, missing, missingPCs int64
-	missCO := map[uint64]bool{}
-	indexCO := map[uint64]bool{}
+	missCO := map[uint64]*span{}
+	indexCO := map[uint64]*span{}
 	for _, e := range fo.Entries() {
 		if e.InIndex {
-			indexCO[e.PC.CodeObjectID] = true
+			addSpan(indexCO, e.PC)
 		}
 		total += e.Hit
 		if !e.InIndex && e.Hit > 0 {
 			missing += e.Hit
 			missingPCs++
-			missCO[e.PC.CodeObjectID] = true
+			addSpan(missCO, e.PC)
 		}
 	}
 	if missing == 0 {
 		return nil
 	}
-	detail := fmt.Sprintf("code objects of the missing PCs: %s; index %s has code objects: %s",
-		coList(missCO), name, coList(indexCO))
+	detail := fmt.Sprintf("missing PCs in code object %s; index %s has code object %s",
+		spanList(missCO), name, spanList(indexCO))
 	if missing == total && len(indexCO) > 0 {
 		return cli.Errorf(cli.ExitFailed,
 			"the index matches none of the %d PCs the trace executed (%s): is it the index of this trace's code objects?",
@@ -206,15 +209,28 @@ func checkIndex(env *cli.Env, name string, ix *wire.Index, fo *fold.Fold) error 
 	return nil
 }
 
-func coList(m map[uint64]bool) string {
+type span struct{ lo, hi uint64 }
+
+func addSpan(m map[uint64]*span, pc wire.PC) {
+	s := m[pc.CodeObjectID]
+	if s == nil {
+		m[pc.CodeObjectID] = &span{pc.Address, pc.Address}
+		return
+	}
+	s.lo, s.hi = min(s.lo, pc.Address), max(s.hi, pc.Address)
+}
+
+// spanList formats code objects and their address ranges:
+// "1 [0x1000, 0x10fc], 2 [0x0, 0x0]".
+func spanList(m map[uint64]*span) string {
 	if len(m) == 0 {
 		return "none"
 	}
-	var s []string
+	var out []string
 	for _, c := range slices.Sorted(maps.Keys(m)) {
-		s = append(s, fmt.Sprint(c))
+		out = append(out, fmt.Sprintf("%d [%#x, %#x]", c, m[c].lo, m[c].hi))
 	}
-	return strings.Join(s, ", ")
+	return strings.Join(out, ", ")
 }
 
 func readControl(env *cli.Env, fo *fold.Fold, path string) error {

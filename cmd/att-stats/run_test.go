@@ -169,7 +169,7 @@ func TestWorkedExample(t *testing.T) {
 	if r.stdout != want {
 		t.Errorf("CSV:\n%q\nwant:\n%q", r.stdout, want)
 	}
-	if !strings.Contains(r.stderr, "warning: 1 of 9 executed instructions (1 PCs) are not in the index") {
+	if !strings.Contains(r.stderr, "warning: 1 of 9 executed instructions (1 PCs) are not in the index; they get rows without ISA text (missing PCs in code object 2 [0x40, 0x40]; index ") {
 		t.Errorf("stderr lacks the partial-mismatch warning: %q", r.stderr)
 	}
 	golden(t, "worked.csv", []byte(r.stdout))
@@ -399,7 +399,7 @@ func TestBadInput(t *testing.T) {
 		{"empty", []string{empty}, 1, "att-stats: " + empty + ": offset 0: empty stream"},
 		{"missing", []string{filepath.Join(dir, "nope.rec")}, 1, "no such file or directory"},
 		{"index of other code", []string{"--index", idx, "-o", out, other}, 1,
-			"att-stats: the index matches none of the 2 PCs the trace executed (code objects of the missing PCs: 7; index " + idx + " has code objects: 1): is it the index of this trace's code objects?"},
+			"att-stats: the index matches none of the 2 PCs the trace executed (missing PCs in code object 7 [0x10, 0x14]; index " + idx + " has code object 1 [0x1300, 0x1320]): is it the index of this trace's code objects?"},
 		{"bad index", []string{"--index", notIndex, s}, 3, "att-stats: reading index: " + notIndex + ": not an attkit-index stream"},
 		{"missing index", []string{"--index", filepath.Join(dir, "nope.idx"), s}, 1, "att-stats: reading index: open "},
 		{"bad format", []string{"--format", "xml", s}, 2, "att-stats: --format"},
