@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // A Sink receives the files of a viewer folder by base name.
@@ -50,10 +52,15 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A symbolic link to a directory stands for that directory, as
+	// upstream resolves its output directory.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
 	f := &Folder{dir: abs, create: opt.Create}
 	if f.create == nil {
 		f.create = func(path string) (io.WriteCloser, error) {
-			return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 		}
 	}
 	switch st, err := os.Stat(abs); {
@@ -76,17 +83,25 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 		f.Abort()
 		return nil, fmt.Errorf("creating %s: %w", parent, unwrapPath(err))
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+".tmp-")
+	tmp, err := mkdirTemp(parent, "."+filepath.Base(abs)+".tmp-")
 	if err != nil {
 		f.Abort()
 		return nil, fmt.Errorf("cannot write into %s: %w", parent, unwrapPath(err))
 	}
 	f.tmp = tmp
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		f.Abort()
-		return nil, err
-	}
 	return f, nil
+}
+
+// mkdirTemp is os.MkdirTemp with the mode a plain mkdir gives (0777 less
+// the umask), since the directory becomes the user's folder.
+func mkdirTemp(dir, prefix string) (string, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64()>>20, 36))
+		err := os.Mkdir(name, 0o777)
+		if err == nil || !errors.Is(err, fs.ErrExist) || try == 100 {
+			return name, err
+		}
+	}
 }
 
 // mkdirParents creates dir and its missing parents, remembering which.

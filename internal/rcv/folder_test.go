@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -37,8 +38,13 @@ func TestFolderCommitAndSibling(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(base, "a", "b", "stats_ui.csv")); string(data) != "csv" {
 		t.Errorf("sibling: %q", data)
 	}
-	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o755 {
-		t.Errorf("folder mode %v", st.Mode())
+	umask := syscall.Umask(0)
+	syscall.Umask(umask)
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o777&^os.FileMode(umask) {
+		t.Errorf("folder mode %v with umask %#o", st.Mode(), umask)
+	}
+	if st, _ := os.Stat(filepath.Join(dir, "x.json")); st.Mode().Perm() != 0o666&^os.FileMode(umask) {
+		t.Errorf("file mode %v with umask %#o", st.Mode(), umask)
 	}
 	entries, _ := os.ReadDir(filepath.Join(base, "a", "b"))
 	if len(entries) != 2 {
@@ -121,4 +127,32 @@ func TestFolderWriteError(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	f.Abort()
+}
+
+// A symbolic link to an empty directory is written through, not replaced.
+func TestFolderSymlink(t *testing.T) {
+	base := t.TempDir()
+	target := filepath.Join(base, "real")
+	os.Mkdir(target, 0o755)
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip(err)
+	}
+	f, err := NewFolder(link, FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteFile("a.json", []byte("{}"))
+	if got := filepath.Base(f.Dir()); got != "real" {
+		t.Errorf("Dir() %s, want the link's target", f.Dir())
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("link replaced: %v %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(target, "a.json")); err != nil {
+		t.Error(err)
+	}
 }
