@@ -15,11 +15,11 @@ type flags struct {
 	cli.VersionFlag
 	Dir             string   `short:"d" required:"" placeholder:"DIR" help:"Output folder (the viewer opens it)."`
 	Index           string   `placeholder:"FILE" help:"Index of the code objects: an index stream (co-index) or a code.json."`
-	Formats         []string `default:"json,csv" sep:"none" placeholder:"F" help:"Comma-separated outputs: json (viewer files), csv (stats_<DIR name>.csv next to DIR)."`
+	Formats         []string `default:"json,csv" sep:"none" placeholder:"F" help:"Comma-separated outputs: json (viewer files), csv (stats_<DIR name>.csv next to DIR); default json,csv."`
 	NoDecodeMarkers bool     `help:"Keep packed marker values and arrival times (no marker correction)."`
 	Force           bool     `help:"Write into an existing DIR that is not empty."`
 	Progress        bool     `help:"Print a summary on stderr (default: when stderr is a terminal)."`
-	Streams         []string `arg:"" optional:"" help:"Record streams of one run; none or - reads stdin."`
+	Streams         []string `arg:"" optional:"" name:"stream" help:"Record streams of one run; none or - reads stdin."`
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
