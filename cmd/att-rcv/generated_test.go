@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/rcv"
-	"github.com/attkit/attkit/internal/sqtt"
-	"github.com/attkit/attkit/internal/sqttgen"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -19,55 +14,30 @@ import (
 // kernels (testdata/gfx942.index, an index of
 // testdata/kernels/gfx942/kernels_code_object_id_1.hsaco), the native
 // decoder decodes them, and the record streams are kept in testdata as
-// gen_se<N>.rec (rewritten by -update), so that the folder goldens change
-// only when att-rcv does.
+// gen_se<N>.rec, so that the folder goldens change only when att-rcv does
+// (and this package's tests do not break while those packages are being
+// edited). Regenerate them with
+//
+//	go test -tags gen ./cmd/att-rcv -run Generated -update
 
 const genIndex = "testdata/gfx942.index"
 
-func genConfig(ix *wire.Index, se uint8) sqttgen.Config {
-	return sqttgen.Config{
-		Index: ix, Seed: 40 + uint64(se), SE: se, TargetCU: 3 + se,
-		SIMDs: 2, WavesPerSIMD: 2, WavesPerSlot: 2, OtherCUs: 1,
-		Instrument: true, Dispatch: true, Perf: true, ShaderData: true, Events: true,
-		MaxTrips: 3, MaxWaveInsts: 120,
-	}
-}
+// regenerate, set by gen_test.go (build tag gen), makes the stream of a
+// shader engine and writes it to testdata.
+var regenerate func(t *testing.T, ix *wire.Index, se uint8) []byte
 
-// genStream returns the record stream of shader engine se: from testdata,
-// or (with -update) generated, decoded and written there.
+// genStream returns the record stream of shader engine se from testdata,
+// or with -update (and the gen tag) a new one.
 func genStream(t *testing.T, ix *wire.Index, se uint8) []byte {
 	t.Helper()
-	path := filepath.Join("testdata", fmt.Sprintf("gen_se%d.rec", se))
-	if !*update {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
+	if *update && regenerate != nil {
+		return regenerate(t, ix, se)
 	}
-	trace, _, err := sqttgen.Generate(genConfig(ix, se))
+	data, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("gen_se%d.rec", se)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w := wire.NewWriter(&buf)
-	if err := w.WriteHeader(&wire.Header{Producer: "att-rcv test (sqttgen + native decoder)", Backend: "native",
-		Trace: wire.Trace{Path: fmt.Sprintf("gen_shader_engine_%d_1.att", se), SE: int(se), Run: 1, GFXIP: 9}}); err != nil {
-		t.Fatal(err)
-	}
-	err = sqtt.New().Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix), func(b *wire.Batch) error {
-		return w.WriteBatch(b)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return data
 }
 
 func TestGoldenGenerated(t *testing.T) {
