@@ -269,8 +269,9 @@ func (e *enc) inst(d uint64, simd, wave, typ uint64) {
 func (e *enc) instPC(d uint64, simd, wave uint64, addr uint64) {
 	e.put(tokInstPC|(d&1)<<4|(wave&0xF)<<5|(simd&3)<<9|((addr/4)&(1<<48-1))<<16, 8)
 	e.tick(d)
-	// The model takes PCs from the simulation; INST_PC only re-seeds the
-	// decoder's stitcher.
+	if e.m != nil {
+		e.m.instPC(uint8(simd), uint8(wave), addr&^3)
+	}
 }
 
 // shaderData writes a SHADERDATA token.

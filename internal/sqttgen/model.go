@@ -1,6 +1,7 @@
 package sqttgen
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -35,6 +36,13 @@ type mwave struct {
 	trap       trapState
 	trapping   bool
 	lastOfType [17]int
+	pcInfos    []pcInfo
+}
+
+// pcInfo anchors the stitcher: instruction idx is at pc.
+type pcInfo struct {
+	idx int
+	pc  wire.PC
 }
 
 type coRange struct {
@@ -78,9 +86,14 @@ type model struct {
 	// per parse call
 	waveIncSent bool
 
-	// classOf answers the stitcher category of a PC, for the stitch-time
-	// rules (MFMA scale); nil when not needed.
-	classOf func(wire.PC) lineClass
+	// isa answers the stitcher's questions; lines caches the answers.
+	isa   func(wire.PC) (string, uint64, bool)
+	lines map[wire.PC]*sline
+	// checkWalk makes emitWave compare the stitched PCs with the PCs the
+	// generator noted, and report a disagreement to fail.
+	checkWalk  bool
+	fail       func(error)
+	stitchSent bool
 }
 
 func newModel(out func(*wire.Batch)) *model {
@@ -181,6 +194,9 @@ func (m *model) waveStart(t int64, sh, cu, simd, slot, me, pipe, count, tg uint8
 		}
 		if w == nil || w.ended {
 			nw := &mwave{cur: wire.StateIdle, stateStart: t}
+			if pc != (wire.PC{}) {
+				nw.pcInfos = []pcInfo{{0, pc}}
+			}
 			nw.rec = wire.Wave{CU: cu, SIMD: simd, WaveID: slot, Dispatcher: pipe&0xF | (me&7)<<4,
 				WorkgroupID: count, Size: 64, BeginTime: t}
 			m.waves[simd][slot] = append(m.waves[simd][slot], nw)
@@ -336,6 +352,7 @@ func (m *model) inst(t int64, simd, slot uint8, k int) {
 	}
 	ins := &w.rec.Instructions
 	if w.trap == trapWaitNewPC && k == instPC {
+		w.pcInfos = append(w.pcInfos, pcInfo{idx: len(*ins)})
 		w.trap = trapRestored
 		if n := len(*ins); n > 0 && (*ins)[n-1].Category == wire.CatContext {
 			(*ins)[n-1].Duration = int32(t + 4 - (*ins)[n-1].Time)
@@ -377,9 +394,17 @@ func (m *model) inst(t int64, simd, slot uint8, k int) {
 	}
 	I.Category = cat
 	phase += add
-	if k == instGoToTrap {
+	switch k {
+	case instPC:
+		w.pcInfos = append(w.pcInfos, pcInfo{idx: j + 1})
+	case instGoToTrap:
 		w.trap = trapWaitNewPC
 		w.trapping = true
+		for n := range w.pcInfos {
+			if w.pcInfos[n].idx == len(*ins)-1 {
+				w.pcInfos[n].idx++
+			}
+		}
 	}
 	I.Duration = int32(4 + max(t-I.Time-4*(phase/4), 0))
 	if len(w.stalls) > 0 && I.Time > w.stalls[0] {
@@ -396,6 +421,26 @@ func (m *model) inst(t int64, simd, slot uint8, k int) {
 		I.Duration = int32(max(I.Time+int64(I.Duration)-s, 4))
 		I.Time = s
 	}
+}
+
+// instPC fills the pending PC placeholder of a wave (spec §2.2.6 INST_PC).
+func (m *model) instPC(simd, slot uint8, addr uint64) {
+	w := m.top(simd, slot)
+	if w == nil || len(w.pcInfos) == 0 || w.trap != trapRestored {
+		return
+	}
+	pc := m.translate(addr)
+	last := -1
+	for n := range w.pcInfos {
+		if w.pcInfos[n].pc != (wire.PC{}) {
+			last = n
+		}
+	}
+	if last+1 < len(w.pcInfos) {
+		w.pcInfos[last+1].pc = pc
+		return
+	}
+	w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.rec.Instructions), pc: pc})
 }
 
 func (m *model) shaderData(t int64, cu, simd, slot uint8, data uint32) {
@@ -668,7 +713,7 @@ func (m *model) flushOcc() {
 	m.occ = nil
 }
 
-// emitWave stitches (from the noted PCs) and emits one wave.
+// emitWave stitches and emits one wave (spec §3.5, "after the loop").
 func (m *model) emitWave(w *mwave) {
 	ins := w.rec.Instructions
 	if !w.ended {
@@ -677,60 +722,38 @@ func (m *model) emitWave(w *mwave) {
 			e = max(e, iend(&ins[i])+4)
 		}
 		w.rec.EndTime = e
-		if !w.trapping && !m.waveIncSent {
+	}
+	noted := make([]wire.PC, len(ins))
+	for i := range ins {
+		noted[i] = ins[i].PC
+		ins[i].PC = wire.PC{}
+	}
+	for n := range w.pcInfos {
+		w.pcInfos[n].pc = m.retranslate(w.pcInfos[n].pc)
+	}
+	n := m.stitch(w)
+	switch {
+	case !w.ended && !w.trapping:
+		if !m.waveIncSent {
 			m.waveIncSent = true
 			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoWaveIncomplete}})
 		}
-	}
-	// The stitcher stops at an unresolved placeholder; a wave without a
-	// start PC cannot be stitched at all.
-	stop := len(ins)
-	if w.lost {
-		stop = 0
-	}
-	for i := range ins {
-		if ins[i].Category == catPlaceholder {
-			stop = min(stop, i)
+	case n != len(ins) && len(w.pcInfos) > 0 && w.pcInfos[0].pc.CodeObjectID != 0:
+		if !m.stitchSent {
+			m.stitchSent = true
+			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoStitchIncomplete}})
 		}
 	}
-	for i := stop; i < len(ins); i++ {
-		ins[i].PC = wire.PC{}
-	}
-	for i := range ins {
-		ins[i].PC = m.retranslate(ins[i].PC)
-	}
-	if m.classOf != nil {
-		m.mfmaScale(w)
+	if m.checkWalk {
+		for i := range ins {
+			if ins[i].PC != noted[i] && m.fail != nil {
+				m.fail(fmt.Errorf("sqttgen: internal error: the stitcher puts instruction %d (%v at %d) of wave simd %d slot %d at %+v, the walk executed %+v",
+					i, ins[i].Category, ins[i].Time, w.rec.SIMD, w.rec.WaveID, ins[i].PC, noted[i]))
+				break
+			}
+		}
 	}
 	m.emit(&wire.Batch{Type: wire.TypeWave, Waves: []wire.Wave{w.rec}})
-}
-
-// mfmaScale applies the gfx9 MFMA_SCALE stitch rule of spec §3.5 step 10.
-func (m *model) mfmaScale(w *mwave) {
-	ins := w.rec.Instructions
-	for i := range ins {
-		I := &ins[i]
-		if I.Category != wire.CatVALU || m.classOf(I.PC) != clsMFMAScale {
-			continue
-		}
-		I.Duration += 4
-		prevEnd := w.rec.BeginTime
-		if i > 0 {
-			prevEnd = iend(&ins[i-1])
-		}
-		nextT := w.rec.EndTime
-		if i+1 < len(ins) {
-			nextT = ins[i+1].Time
-		}
-		if I.Time > prevEnd {
-			I.Time -= 4
-			if iend(I) < nextT {
-				I.Duration += 4
-			}
-		} else if iend(I) > nextT {
-			I.Duration -= 4
-		}
-	}
 }
 
 // end emits the end-of-buffer records (spec §2.2.6 "End of buffer", §4.3).

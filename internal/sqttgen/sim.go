@@ -213,11 +213,12 @@ func newGen(w io.Writer, cfg Config) (*gen, error) {
 				g.err = cfg.Emit(b)
 			}
 		})
-		g.m.classOf = func(pc wire.PC) lineClass {
-			if i, ok := prog.at[pc]; ok {
-				return prog.lines[i].cls
+		g.m.isa = p.ISA
+		g.m.checkWalk = true
+		g.m.fail = func(err error) {
+			if g.err == nil {
+				g.err = err
 			}
-			return clsDontKnow
 		}
 	}
 	g.e = newEnc(w, g.m)

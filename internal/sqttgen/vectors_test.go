@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -151,14 +152,17 @@ func b1Want(pc func(uint64) wire.PC) []wire.Batch {
 	}
 }
 
-func collect(t *testing.T) (*model, *[]wire.Batch) {
+// collect returns a model that stitches with the ISA of ix and the list
+// its records go to.
+func collect(ix *wire.Index) (*model, *[]wire.Batch) {
 	var got []wire.Batch
 	m := newModel(func(b *wire.Batch) { got = append(got, CloneBatch(b)) })
+	m.isa = isa.NewTable(ix).ISA
 	return m, &got
 }
 
 func TestVectorB1(t *testing.T) {
-	m, got := collect(t)
+	m, got := collect(b1Index(0x1000, 0))
 	var buf bytes.Buffer
 	e := newEnc(&buf, m)
 	e.header(b1Header())
@@ -176,7 +180,7 @@ func TestVectorB1(t *testing.T) {
 }
 
 func TestVectorB2(t *testing.T) {
-	m, got := collect(t)
+	m, got := collect(b1Index(0, 7))
 	var buf bytes.Buffer
 	e := newEnc(&buf, m)
 	e.header(b1Header())

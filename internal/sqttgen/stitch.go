@@ -1,0 +1,178 @@
+package sqttgen
+
+import (
+	"strings"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// sline is a cached ISA line of the model's stitcher (spec §3.1).
+type sline struct {
+	text   string
+	cls    lineClass
+	pc     wire.PC
+	next   wire.PC
+	target wire.PC
+	branch bool
+}
+
+func (m *model) line(pc wire.PC) *sline {
+	if l, ok := m.lines[pc]; ok {
+		return l
+	}
+	var l *sline
+	if m.isa != nil {
+		if text, size, ok := m.isa(pc); ok {
+			size = max(size, 4)
+			l = &sline{text: text, cls: classify(text), pc: pc,
+				next: wire.PC{Address: pc.Address + size, CodeObjectID: pc.CodeObjectID}}
+			if l.cls == clsBranch {
+				l.branch = true
+				l.target = wire.PC{Address: uint64(int64(pc.Address) + 4 + 4*branchOffset(text)), CodeObjectID: pc.CodeObjectID}
+			}
+		}
+	}
+	if m.lines == nil {
+		m.lines = map[wire.PC]*sline{}
+	}
+	m.lines[pc] = l
+	return l
+}
+
+// trivial is the stitcher's trivial match of a traced category with a line
+// category (spec §3.4).
+func trivial(c wire.InstCategory, l lineClass) bool {
+	return uint8(c) == uint8(l) || l == clsBranch && c == wire.CatNext ||
+		c == wire.CatMessage && l == clsImmed || c == wire.CatFLAT && l == clsVMEM
+}
+
+// stitch assigns PCs to a gfx9 wave's instructions as spec §3.5 says and
+// returns the number of instructions consumed.
+func (m *model) stitch(w *mwave) int {
+	ins := w.rec.Instructions
+	infos := w.pcInfos
+	i, k, fails := 0, 0, 0
+	var next *sline
+	for i < len(ins) && fails < 1000 {
+		// 1. anchors
+		for k < len(infos) && infos[k].idx <= i {
+			if infos[k].idx == i {
+				if infos[k].pc != (wire.PC{}) && m.line(infos[k].pc) != nil {
+					ins[i].PC = infos[k].pc
+				} else if k+1 < len(infos) {
+					i = infos[k+1].idx
+					if i >= len(ins) {
+						return i
+					}
+				}
+			}
+			k++
+		}
+		I := &ins[i]
+		if I.Category == wire.CatContext {
+			i++
+			continue
+		}
+		if I.PC != (wire.PC{}) {
+			i++
+			line := m.line(I.PC)
+			if line == nil {
+				return 0
+			}
+			for line.cls == clsSkip {
+				line = m.line(line.next)
+				if line == nil {
+					return 0
+				}
+				I.PC = line.pc
+			}
+			if line.cls == clsGFX9Barrier && i < len(ins) {
+				ins[i].PC = I.PC
+				i++
+			}
+			if line.branch && I.Category == wire.CatJump {
+				next = m.line(line.target)
+			} else {
+				next = m.line(line.next)
+			}
+			continue
+		}
+		line := next
+		next = nil
+		if line == nil || line.text == "" || I.Category == catPlaceholder {
+			return i
+		}
+		next = m.line(line.next)
+		if line.cls == clsDontKnow || line.cls == clsSkip {
+			continue
+		}
+		matched := false
+		switch {
+		case trivial(I.Category, line.cls):
+			matched = true
+		case line.cls == clsBranch:
+			if I.Category != wire.CatJump {
+				return i
+			}
+			next = m.line(line.target)
+			matched = true
+		case line.cls == clsMFMAScale && I.Category == wire.CatVALU:
+			m.mfmaScale(w, i)
+			matched = true
+		case line.cls == clsGFX9Barrier:
+			if I.Category == wire.CatMessage {
+				i++
+				if i < len(ins) && ins[i].Category == wire.CatImmed {
+					ins[i].PC = line.pc
+				}
+				matched = true
+			} else {
+				matched = I.Category == wire.CatImmed
+			}
+		default:
+			if i+1 < len(ins) && uint8(ins[i+1].Category) == uint8(line.cls) && next != nil &&
+				uint8(I.Category) == uint8(next.cls) {
+				ins[i], ins[i+1] = ins[i+1], ins[i]
+				next = line
+				fails++
+				continue
+			}
+			if strings.HasPrefix(line.text, "s_waitcnt") ||
+				strings.Contains(line.text, "_load_") && !strings.Contains(line.text, "scratch_") {
+				return i
+			}
+		}
+		if matched {
+			I.PC = line.pc
+			i++
+			fails = 0
+		} else {
+			fails++
+		}
+	}
+	return i
+}
+
+// mfmaScale applies the gfx9 MFMA_SCALE rule of spec §3.5 step 10 to
+// instruction i.
+func (m *model) mfmaScale(w *mwave, i int) {
+	ins := w.rec.Instructions
+	I := &ins[i]
+	I.Duration += 4
+	prevEnd := w.rec.BeginTime
+	if i > 0 {
+		prevEnd = iend(&ins[i-1])
+	}
+	nextT := w.rec.EndTime
+	if i+1 < len(ins) {
+		nextT = ins[i+1].Time
+	}
+	if I.Time > prevEnd {
+		I.Time -= 4
+		if iend(I) < nextT {
+			I.Duration += 4
+		}
+	} else if iend(I) > nextT {
+		I.Duration -= 4
+	}
+}
