@@ -33,7 +33,7 @@ func sampleIndex() *wire.Index {
 		},
 		Kernels: []wire.Kernel{
 			{Address: 4864, CodeObj: 1, Name: "mykernel", Demangled: "mykernel"},
-			{Address: 5632, CodeObj: 2, Name: "", Demangled: "scale(float*)"},
+			{Address: 5632, CodeObj: 2, Name: "", Demangled: "scale<\u00fc\"\\/>(float*) \U0001F600"},
 		},
 		Doc: wire.DocMeta{Hsaco: []string{"/abs/1.hsaco", "/abs/2.hsaco"}},
 	}
