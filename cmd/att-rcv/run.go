@@ -79,8 +79,11 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	if err := folder.Commit(); err != nil {
 		return err
 	}
+	st := w.Stats()
+	if formats.JSON && st.WaveFiles == 0 && st.Occupancy == 0 && (ix == nil || len(ix.Rows) == 0) {
+		env.Warnf("%s: no waves, no occupancy and no code: ROCprof Compute Viewer will not open this folder", folder.Dir())
+	}
 	if cli.ProgressWanted(f.Progress, env.Stderr) {
-		st := w.Stats()
 		fmt.Fprintf(env.Stderr, "%s: %s: %d traces, %d waves, %d wave files, %d files, %d bytes\n",
 			env.Name, folder.Dir(), st.Traces, st.Waves, st.WaveFiles, st.Files, st.Bytes)
 	}

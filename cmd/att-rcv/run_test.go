@@ -407,3 +407,17 @@ func TestUnwritableParent(t *testing.T) {
 	}
 	noLeftovers(t, ro)
 }
+
+// A run with nothing the viewer shows is written, with a warning.
+func TestEmptyRunWarns(t *testing.T) {
+	dir := t.TempDir()
+	stream := writeFile(t, dir, "empty.rec", encode(t, part{se: 0, run: 1}))
+	out := filepath.Join(dir, "ui")
+	code, _, stderr := runCmd(t, nil, "-d", out, stream)
+	if code != 0 || stderr != "att-rcv: warning: "+out+": no waves, no occupancy and no code: ROCprof Compute Viewer will not open this folder\n" {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+	if err := rcv.CheckFolder(out); err == nil || !strings.Contains(err.Error(), "the viewer rejects the folder") {
+		t.Errorf("CheckFolder: %v", err)
+	}
+}

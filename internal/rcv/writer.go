@@ -68,6 +68,7 @@ type Stats struct {
 	Traces    int   // traces (stream parts) added
 	Waves     int   // waves folded
 	WaveFiles int   // wave files written
+	Occupancy int   // occupancy records
 	Files     int   // files written, all kinds
 	Bytes     int64 // bytes written, all files
 }
@@ -150,6 +151,7 @@ func (w *Writer) AddBatch(b *wire.Batch) error {
 		w.freq = b.RTFrequency
 	case wire.TypeOccupancy:
 		sd.occupancy = append(sd.occupancy, b.Occupancy...)
+		w.stats.Occupancy += len(b.Occupancy)
 	case wire.TypePerfEvent:
 		t.perf = append(t.perf, b.PerfEvents...)
 	case wire.TypeEvent:
