@@ -3,13 +3,36 @@
 // dlopen so that attkit builds and runs on machines without ROCm.
 //
 // Load finds the library in the order of the upstream Python layer
-// (python-layer.md §7), resolves every symbol it needs, and returns a
-// Decoder that implements backend.Decoder. Both API generations are
-// supported: the handle API (V2, library 0.2.x) when the library exports it,
-// else the stateless rocprof_trace_decoder_parse_data of the 0.1.x builds
-// (V1). Records are read with the struct layouts of sqtt-format.md §4.5,
-// which also read the 0.1.6 layout (§4.6) correctly; record types this
-// package does not know are carried as wire.Raw batches (see Raw below).
+// (python-layer.md §7), resolves every symbol it needs at once (naming the
+// missing ones), and returns a Decoder that implements backend.Decoder.
+// Both API generations are supported: the handle API (V2, library 0.2.x)
+// when the library exports rocprof_trace_decoder_create_handle, else the
+// stateless rocprof_trace_decoder_parse_data of the 0.1.x builds (V1).
+//
+// Decode hands the whole trace to one parse call, as the Python layer does;
+// DecodeBuffers feeds several buffers through the library's data callback.
+// Trace bytes are copied into C memory that lives until the parse returns.
+// The ISA callback answers from an isa.Provider with the library's buffer
+// protocol (OUT_OF_RESOURCES with the needed size, then the retry). With a
+// nil provider a V2 library disassembles the code objects given to
+// AddCodeObject itself (built-in disassembly).
+//
+// Every callback becomes one *wire.Batch. Records are read with the struct
+// layouts of sqtt-format.md §4.5; the 0.1.6 layout (§4.6) has the same
+// offsets with reserved bytes where newer fields are, so its records read
+// with those fields zero (Wave.Size 0). Record types added after 0.1.6 begin
+// with their own u64 struct size; a library whose size is larger than ours
+// is read at its stride. A record type this package does not know is
+// carried as a wire.Raw batch: when the first u64 of the data is a
+// plausible struct size (8..4096 bytes, a multiple of 8) it is taken as the
+// element size and the count×size bytes are copied; otherwise the layout is
+// unknowable and the batch carries only the count (ElemSize 0, no data).
+// Counts and sizes coming from C are bounded before any memory is read.
+//
+// The callbacks reach Go state through a runtime/cgo.Handle; C never holds
+// a Go pointer. A panic or an emit error in a callback is returned by
+// Decode; the library is answered with an error status and later callbacks
+// of the same parse are refused (the full parser ignores callback status).
 //
 // Built without cgo, the package keeps its API and every entry point returns
 // an error with exit code 4 (cli.ExitLibrary).

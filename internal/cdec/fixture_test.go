@@ -464,6 +464,22 @@ func TestErrorStatusMidParse(t *testing.T) {
 	}
 }
 
+// TestImplausibleSizes checks that counts from C are bounded before any
+// memory is read.
+func TestImplausibleSizes(t *testing.T) {
+	d := loadFixture(t)
+	for _, script := range []string{"huge 6\n", "huge 3\n", "huge 300\n", "hugewave\n"} {
+		var c collector
+		err := d.Decode(context.Background(), strings.NewReader("rec 6 1 1\n"+script+"rec 6 1 2\n"), noISA, c.emit)
+		if err == nil || !strings.Contains(err.Error(), "implausible") || cli.CodeOf(err) != cli.ExitFailed {
+			t.Errorf("%q: got %v", script, err)
+		}
+		if len(c.batches) != 1 {
+			t.Errorf("%q: %d batches delivered, want only the one before", script, len(c.batches))
+		}
+	}
+}
+
 type panicISA struct{}
 
 func (panicISA) ISA(wire.PC) (string, uint64, bool) { panic("provider exploded") }

@@ -17,6 +17,8 @@
 //   threadrec T COUNT SEED  as rec, from a new thread
 //   fail S                  stop parsing and return status S
 //   bench W I               W wave callbacks of I instructions each (benchmarks)
+//   huge T                  type T claiming 2^40 records over a 64-byte buffer
+//   hugewave                a wave claiming 2^40 instructions over a 64-byte array
 //   # ...                   ignored (a NUL byte ends the script)
 //
 // Build variants: -DFIXTURE_V1_ONLY (no handle API), -DFIXTURE_NO_STATUS_STRING
@@ -262,6 +264,21 @@ static int run(ctx_t* c, const uint8_t* data, uint64_t size) {
 			put64(w + 32, a);
 			put64(w + 40, a);
 			memset(w + 48, 0, 16);
+			c->trace(3, w, 1, c->trace_ud);
+		} else if (!strcmp(cmd, "huge")) {
+			uint8_t small[64];
+			fill(small, 64, 3, 0);
+			put64(small, 8);
+			c->trace((int)a, small, 1ull << 40, c->trace_ud);
+		} else if (!strcmp(cmd, "hugewave")) {
+			uint8_t w[64], in[64];
+			fill(w, 64, 5, 0);
+			fill(in, 64, 6, 0);
+			uint8_t* inp = in;
+			put64(w + 32, 0);
+			put64(w + 40, 1ull << 40);
+			memset(w + 48, 0, 8);
+			memcpy(w + 56, &inp, 8);
 			c->trace(3, w, 1, c->trace_ud);
 		} else if (!strcmp(cmd, "isa")) status = query_isa(c, a, b, d);
 		else if (!strcmp(cmd, "echo")) status = echo(c);
