@@ -114,3 +114,78 @@ func cfgSummary(c Config) string {
 	c.Index, c.ISA, c.Emit = nil, nil, nil
 	return fmt.Sprintf("%+v", c)
 }
+
+// TestScenariosNative decodes the appendix A.2 and B traces with the native
+// decoder.
+func TestScenariosNative(t *testing.T) {
+	for i := range scenarios {
+		s := &scenarios[i]
+		t.Run(s.name, func(t *testing.T) {
+			trace, want := buildScenario(s)
+			got, err := decodeNative(t, trace, s.ix)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			if d := Diff(want, got); d != "" {
+				t.Fatal(d)
+			}
+		})
+	}
+	for _, v := range []struct {
+		name string
+		hex  string
+		ix   *wire.Index
+		rt   bool
+	}{{"B.1", vectorB1, b1Index(0x1000, 0), false}, {"B.2", vectorB2, b1Index(0, 7), true}} {
+		t.Run(v.name, func(t *testing.T) {
+			m, want := collect(v.ix)
+			e := newEnc(nil, m)
+			e.header(b1Header())
+			if v.rt {
+				for _, x := range []uint32{0x434F5200, 0x186A0006, 0x204, 0x1000, 0x304, 0, 0x104, 0x100, 0x004, 0x1E} {
+					e.reg(0, 1, 0, regUserData2, x)
+				}
+			}
+			writeB1Body(e, func(uint64) wire.PC { return wire.PC{} }, v.rt)
+			e.end()
+			got, err := decodeNative(t, unhex(t, v.hex), v.ix)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			if d := Diff(*want, got); d != "" {
+				t.Fatal(d)
+			}
+		})
+	}
+}
+
+// TestMalformedNative checks the A.2 "malformed" and "truncated token"
+// rows: a wave slot above 9 fails the buffer after GFXIP; an all-zero
+// header and a 6-byte buffer are not traces; a truncated last token is
+// ignored.
+func TestMalformedNative(t *testing.T) {
+	ix := b1Index(0x1000, 0)
+	var buf bytes.Buffer
+	e := newEnc(&buf, nil)
+	e.header(b1Header())
+	e.inst(0, 0, 12, instSALU32)
+	e.end()
+	got, err := decodeNative(t, buf.Bytes(), ix)
+	if err == nil || len(got) != 1 || got[0].Type != wire.TypeGFXIP {
+		t.Errorf("wave slot 12: err %v, %d batches; want an error after GFXIP only", err, len(got))
+	}
+	for _, b := range [][]byte{make([]byte, 64), {0x11, 0xa0, 0x0f, 0, 0, 0}} {
+		got, err := decodeNative(t, b, ix)
+		if err == nil || len(got) != 0 {
+			t.Errorf("%x: err %v, %d batches; want an error and no records", b, err, len(got))
+		}
+	}
+	trace := append(unhex(t, vectorB1), 0x05, 0x18, 0x10)
+	got, err = decodeNative(t, trace, ix)
+	if err != nil {
+		t.Fatalf("truncated REG_CS: %v", err)
+	}
+	if d := Diff(b1Want(func(a uint64) wire.PC { return wire.PC{Address: 0x1000 + a} }), got); d != "" {
+		t.Fatalf("truncated REG_CS: %s", d)
+	}
+}
