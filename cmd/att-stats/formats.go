@@ -78,6 +78,32 @@ func writePprof(w io.Writer, fo *fold.Fold) error {
 		PeriodType:        &profile.ValueType{Type: "instructions", Unit: "count"},
 		Period:            1,
 	}
+	// One mapping per code object, flagged as fully symbolized so that
+	// pprof never tries to symbolize the addresses itself.
+	paths := map[uint64]string{}
+	if ix := fo.Index(); ix != nil {
+		for _, o := range ix.Objects {
+			paths[o.ID] = o.Path
+		}
+	}
+	maps := map[uint64]*profile.Mapping{}
+	mapping := func(e *fold.Entry) *profile.Mapping {
+		co := e.PC.CodeObjectID
+		m := maps[co]
+		if m == nil {
+			file := paths[co]
+			if file == "" {
+				file = fmt.Sprintf("codeobj %d", co)
+			}
+			m = &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: e.PC.Address, Limit: e.PC.Address + 1,
+				File: file, HasFunctions: true, HasFilenames: true, HasLineNumbers: true, HasInlineFrames: true}
+			maps[co] = m
+			p.Mapping = append(p.Mapping, m)
+		}
+		m.Start = min(m.Start, e.PC.Address)
+		m.Limit = max(m.Limit, e.PC.Address+1)
+		return m
+	}
 	for _, e := range fo.Ordered() {
 		if e.Hit == 0 && e.Latency == 0 && e.Stall == 0 && e.Idle == 0 {
 			continue
@@ -89,7 +115,7 @@ func writePprof(w io.Writer, fo *fold.Fold) error {
 		file, line := sourceLine(e.Source)
 		id := uint64(len(p.Location) + 1)
 		fn := &profile.Function{ID: id, Name: name, SystemName: name, Filename: file}
-		loc := &profile.Location{ID: id, Address: e.PC.Address,
+		loc := &profile.Location{ID: id, Address: e.PC.Address, Mapping: mapping(e),
 			Line: []profile.Line{{Function: fn, Line: line}}}
 		p.Function = append(p.Function, fn)
 		p.Location = append(p.Location, loc)

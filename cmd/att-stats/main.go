@@ -21,9 +21,16 @@
 //	           Instruction, Hitcount, Latency, Stall, Idle, Source; CRLF)
 //	code.json  the viewer's code.json with the counters filled in
 //	json       one JSON object per PC a line, for jq
-//	pprof      a gzipped pprof profile: sample types hits, latency, stall,
-//	           idle; one location per PC named by its ISA text, at the source
-//	           file:line of the index; try go tool pprof -top, -list, -http
+//	pprof      a gzipped pprof profile: sample types hits, latency (the
+//	           default), stall, idle; one location per PC named by its ISA
+//	           text, at the first source file:line of the index, in one
+//	           mapping per code object; sample labels codeobj and vaddr
+//
+// With the pprof format, go tool pprof -top lists the hottest instructions
+// (PCs with the same text add up; -addresses keeps them apart, -lines
+// groups them by source line), -list REGEX shows the source around them
+// (run it where the index's source paths resolve, or use -source_path),
+// and -sample_index=stall|idle|hits switches the counter.
 //
 // Runs are kept apart: an input holding several runs needs --run N (fold
 // that run only) or --merge-runs (fold them together).

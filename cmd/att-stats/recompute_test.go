@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -188,6 +190,26 @@ func TestRecomputeRandom(t *testing.T) {
 			return tail[i].Vaddr < tail[j].Vaddr
 		}) || len(tail) > 0 && order[len(order)-len(tail)] != fmt.Sprintf("%d:%d", tail[0].CodeObj, tail[0].Vaddr) {
 			t.Errorf("seed %d: new PCs not last in (code object, address) order: %v", seed, order)
+		}
+		// The pprof profile holds the same totals, one sample per hit PC.
+		rp := runTool(t, nil, "--index", idx, "--format", "pprof", stream)
+		prof, err := profile.ParseData([]byte(rp.stdout))
+		if rp.code != 0 || err != nil {
+			t.Fatalf("seed %d: pprof exit %d, %v: %s", seed, rp.code, err, rp.stderr)
+		}
+		var sum, wantSum [4]int64
+		for _, smp := range prof.Sample {
+			for i := range sum {
+				sum[i] += smp.Value[i]
+			}
+		}
+		for _, c := range want.counts {
+			for i := range wantSum {
+				wantSum[i] += c[i]
+			}
+		}
+		if sum != wantSum || len(prof.Mapping) < 2 {
+			t.Errorf("seed %d: pprof totals %v, want %v; %d mappings", seed, sum, wantSum, len(prof.Mapping))
 		}
 		// CSV and code.json agree with the JSON view.
 		rc := runTool(t, nil, "--index", idx, stream)

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -110,5 +112,100 @@ func compareJSON(t *testing.T, what, out string, rc *recount) {
 	}
 	if hits == 0 {
 		t.Errorf("%s: no instruction counted", what)
+	}
+}
+
+// TestGeneratedPprofSource: a profile of a generated trace over a real
+// code object (gfx942 kernels built from testdata/kernels/src with DWARF)
+// leads go tool pprof -top with the hottest instruction, and -list shows
+// its line of the OpenCL source (pprof run from the repository root, where
+// the index's relative source paths resolve).
+func TestGeneratedPprofSource(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot run go tool pprof")
+	}
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	idx := filepath.Join(root, "internal", "sqttgen", "testdata", "gfx942.index")
+	ix, err := wire.ReadIndexFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, err := sqttgen.Generate(sqttgen.Config{Index: ix, Seed: 3, Instrument: true, MaxTrips: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := newRecount(ix)
+	for i := range want {
+		for j := range want[i].Waves {
+			rc.wave(&want[i].Waves[j])
+		}
+	}
+	// The hottest PC by latency, and its row.
+	var hot string
+	for k, c := range rc.counts {
+		if hot == "" || c[1] > rc.counts[hot][1] || c[1] == rc.counts[hot][1] && k < hot {
+			hot = k
+		}
+	}
+	var row wire.Row
+	for _, r := range ix.Rows {
+		if !r.IsLabel() && fmt.Sprintf("%d:%d", r.CodeObj, r.Vaddr) == hot {
+			row = r
+		}
+	}
+	file, line := sourceLine(row.Source)
+	if file == "" || line == 0 {
+		t.Skipf("hottest instruction %q has no source line (%q)", row.Text, row.Source)
+	}
+	src, err := os.ReadFile(filepath.Join(root, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcLine := strings.TrimSpace(strings.Split(string(src), "\n")[line-1])
+
+	dir := t.TempDir()
+	var b bytes.Buffer
+	w := wire.NewWriter(&b)
+	w.WriteHeader(&wire.Header{Producer: "test", Trace: wire.Trace{Path: "g.att", Run: 1}})
+	for i := range want {
+		w.WriteBatch(&want[i])
+	}
+	w.Flush()
+	stream := filepath.Join(dir, "g.rec")
+	os.WriteFile(stream, b.Bytes(), 0o644)
+	prof := filepath.Join(dir, "g.pb.gz")
+	if r := runTool(t, nil, "--index", idx, "--format", "pprof", "-o", prof, stream); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	pprof := func(args ...string) string {
+		cmd := exec.Command(goBin, append([]string{"tool", "pprof"}, args...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+dir)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go tool pprof %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if os.Getenv("KEEP_PROF") != "" {
+		b, _ := os.ReadFile(prof)
+		os.WriteFile(os.Getenv("KEEP_PROF"), b, 0o644)
+	}
+	top := pprof("-top", prof)
+	if !strings.Contains(top, row.Text) {
+		t.Errorf("-top lacks the hottest instruction %q:\n%s", row.Text, top)
+	}
+	list := pprof("-list", "^"+regexp.QuoteMeta(row.Text)+"$", prof)
+	want4 := fmt.Sprintf("%d:", line)
+	found := false
+	for _, l := range strings.Split(list, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && f[0] != "." && f[2] == want4 && strings.Contains(l, srcLine) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("-list %q does not show cycles at %s:%d (%q):\n%s", row.Text, file, line, srcLine, list)
 	}
 }
