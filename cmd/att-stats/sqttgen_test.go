@@ -188,10 +188,6 @@ func TestGeneratedPprofSource(t *testing.T) {
 		}
 		return string(out)
 	}
-	if os.Getenv("KEEP_PROF") != "" {
-		b, _ := os.ReadFile(prof)
-		os.WriteFile(os.Getenv("KEEP_PROF"), b, 0o644)
-	}
 	top := pprof("-top", prof)
 	if !strings.Contains(top, row.Text) {
 		t.Errorf("-top lacks the hottest instruction %q:\n%s", row.Text, top)
