@@ -156,3 +156,29 @@ func diffWave(w *wire.Wave, g wire.Wave) string {
 	}
 	return "equal"
 }
+
+// Normalize016 rewrites records in place to what the 0.1.6 library can
+// report (spec §4.6 and A.3 item 5): no EVENT or DISPATCH records, waves
+// without dispatcher, workgroup, cluster and size, occupancy with the start
+// bit only. Applied to both sides it leaves the differences that matter.
+func Normalize016(bs []wire.Batch) []wire.Batch {
+	out := bs[:0]
+	for _, b := range bs {
+		switch b.Type {
+		case wire.TypeEvent, wire.TypeDispatch:
+			continue
+		case wire.TypeWave:
+			for i := range b.Waves {
+				w := &b.Waves[i]
+				w.Dispatcher, w.WorkgroupID, w.ClusterID, w.Reserved, w.Size = 0, 0, 0, 0, 0
+			}
+		case wire.TypeOccupancy:
+			for i := range b.Occupancy {
+				o := &b.Occupancy[i]
+				o.SetWord(o.Word() & 1)
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}

@@ -65,6 +65,12 @@ type Config struct {
 	// OTHER_MSG, spec A.3). Otherwise a barrier is one IMMED.
 	BarrierMessages bool
 
+	// Compat016 makes the expected records those of the 0.1.6 library
+	// (spec A.3 items 1 and 2: waves end at the WAVE_END time with an IDLE
+	// last segment, OTHER_MSG is dropped; it also turns BarrierMessages
+	// off). Item 5 (record layouts) is Normalize016's.
+	Compat016 bool
+
 	MaxTrips     int   // largest loop trip count (default 64)
 	MaxWaveInsts int   // instructions per wave before steering to s_endpgm (default 50000)
 	TargetBytes  int64 // start waves until the trace has this many bytes (0: WavesPerSlot)

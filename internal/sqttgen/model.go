@@ -94,6 +94,10 @@ type model struct {
 	checkWalk  bool
 	fail       func(error)
 	stitchSent bool
+	// v016 models the 0.1.6 library where it differs from the newest
+	// source (spec A.3 items 1 and 2; item 5, the record layouts, is
+	// Normalize016's).
+	v016 bool
 }
 
 func newModel(out func(*wire.Batch)) *model {
@@ -241,9 +245,14 @@ func (m *model) waveEnd(t int64, sh, cu, simd, slot uint8) {
 
 // complete ends a wave at token time t (newest: e = t + 4).
 func (m *model) complete(w *mwave, t int64) {
-	e := t + 4
+	e, last := t+4, w.cur
+	if m.v016 {
+		// Spec A.3 item 1: 0.1.6 ends at the token time, the last
+		// segment typed IDLE.
+		e, last = t, wire.StateIdle
+	}
 	if len(w.rec.Instructions) > 0 && len(w.rec.Timeline) > 0 && e > w.stateStart {
-		w.rec.Timeline = append(w.rec.Timeline, wire.WaveState{Type: w.cur, Duration: int32(e - w.stateStart)})
+		w.rec.Timeline = append(w.rec.Timeline, wire.WaveState{Type: last, Duration: int32(e - w.stateStart)})
 	}
 	w.cur = wire.StateEmpty
 	w.rec.EndTime = e
@@ -376,6 +385,9 @@ func (m *model) inst(t int64, simd, slot uint8, k int) {
 	}
 	I := &(*ins)[j]
 	cat, add, ok := instCat(k)
+	if m.v016 && k == instOtherMsg {
+		ok = false // spec A.3 item 2: 0.1.6 drops OTHER_MSG
+	}
 	if o, replay := replayOf[k]; replay {
 		x := w.lastOfType[o]
 		w.lastOfType[o] = 0

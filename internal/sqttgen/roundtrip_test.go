@@ -121,7 +121,7 @@ func TestScenariosNative(t *testing.T) {
 	for i := range scenarios {
 		s := &scenarios[i]
 		t.Run(s.name, func(t *testing.T) {
-			trace, want := buildScenario(s)
+			trace, want := buildScenario(s, false)
 			got, err := decodeNative(t, trace, s.ix)
 			if err != nil {
 				t.Fatalf("decode: %v", err)

@@ -342,8 +342,9 @@ func equalTypes(a, b []wire.RecordType) bool {
 }
 
 // buildScenario returns the trace and the model's records.
-func buildScenario(s *scenario) ([]byte, []wire.Batch) {
+func buildScenario(s *scenario, v016 bool) ([]byte, []wire.Batch) {
 	m, got := collect(s.ix)
+	m.v016 = v016
 	var buf bytes.Buffer
 	e := newEnc(&buf, m)
 	e.header(Header{Version2: 5, SIMDMask: 0xF})
@@ -359,7 +360,7 @@ func TestScenariosA2(t *testing.T) {
 	for i := range scenarios {
 		s := &scenarios[i]
 		t.Run(s.name, func(t *testing.T) {
-			_, want := buildScenario(s)
+			_, want := buildScenario(s, false)
 			s.check(t, want)
 		})
 	}

@@ -123,6 +123,9 @@ func newGen(w io.Writer, cfg Config) (*gen, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
+	if cfg.Compat016 {
+		cfg.BarrierMessages = false
+	}
 	g := &gen{cfg: cfg, r: rng{s: cfg.Seed ^ 0x5eed5eed5eed5eed}}
 	p := cfg.ISA
 	var funcs []wire.PC
@@ -214,6 +217,7 @@ func newGen(w io.Writer, cfg Config) (*gen, error) {
 			}
 		})
 		g.m.isa = p.ISA
+		g.m.v016 = cfg.Compat016
 		g.m.checkWalk = true
 		g.m.fail = func(err error) {
 			if g.err == nil {

@@ -86,7 +86,7 @@ func (m *model) stitch(w *mwave) int {
 				}
 				I.PC = line.pc
 			}
-			if line.cls == clsGFX9Barrier && i < len(ins) {
+			if line.cls == clsGFX9Barrier && i < len(ins) && !m.v016 {
 				ins[i].PC = I.PC
 				i++
 			}

@@ -209,3 +209,21 @@ func TestVectorB2(t *testing.T) {
 		t.Fatalf("records differ from B.2: %s", d)
 	}
 }
+
+// TestVectorB1Legacy checks the 0.1.6 values B.1 lists: the wave ends at
+// 220 and its last timeline segment is IDLE 8.
+func TestVectorB1Legacy(t *testing.T) {
+	m, got := collect(b1Index(0x1000, 0))
+	m.v016 = true
+	e := newEnc(nil, m)
+	e.header(b1Header())
+	writeB1Body(e, func(uint64) wire.PC { return wire.PC{} }, false)
+	e.end()
+	want := b1Want(func(a uint64) wire.PC { return wire.PC{Address: 0x1000 + a} })
+	w := &want[1].Waves[0]
+	w.EndTime = 220
+	w.Timeline[len(w.Timeline)-1] = wire.WaveState{Type: wire.StateIdle, Duration: 8}
+	if d := Diff(Normalize016(want), Normalize016(*got)); d != "" {
+		t.Fatalf("records differ from B.1 (0.1.6): %s", d)
+	}
+}
