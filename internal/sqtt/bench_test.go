@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -156,4 +157,40 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestMemoryBounded checks that memory does not grow with trace length:
+// decoding a trace ten times longer (more waves, same waves in flight)
+// needs about the same heap. (Pooled records are bounded by PoolLimit,
+// lowered here so that the pools do not hide growth elsewhere.)
+func TestMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	peak := func(rounds int) uint64 {
+		data, _ := synthTrace(rounds, 100)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		var top uint64
+		n := 0
+		d := &Decoder{PoolLimit: 4096}
+		err := d.Decode(context.Background(), bytes.NewReader(data), newTable(0, loopISA...), func(b *wire.Batch) error {
+			if n++; n%64 == 0 {
+				runtime.ReadMemStats(&ms)
+				top = max(top, ms.HeapAlloc-min(base, ms.HeapAlloc))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return top
+	}
+	small, large := peak(40), peak(400)
+	t.Logf("heap above the input: %d KB for 40 rounds, %d KB for 400", small>>10, large>>10)
+	if large > small+1<<20 {
+		t.Errorf("heap grew from %d KB to %d KB with a 10x longer trace", small>>10, large>>10)
+	}
 }

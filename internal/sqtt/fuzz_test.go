@@ -36,6 +36,12 @@ func FuzzDecode(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		start := time.Now()
+		defer func() {
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("decoding %d bytes took %v", len(data), d)
+			}
+		}()
 		n := 0
 		err := New().Decode(ctx, bytes.NewReader(data), isa, func(b *wire.Batch) error {
 			n++

@@ -76,6 +76,14 @@ const (
 // gfx9TokenLen is the token length in bytes by type.
 var gfx9TokenLen = [16]int{2, 8, 8, 4, 2, 6, 2, 2, 2, 2, 2, 8, 6, 4, 8, 6}
 
+// gfx9TokenMask keeps a token's bytes of a 64-bit little-endian load.
+var gfx9TokenMask = func() (m [16]uint64) {
+	for i, n := range gfx9TokenLen {
+		m[i] = ^uint64(0) >> (64 - 8*n)
+	}
+	return m
+}()
+
 // gfx9InstClass maps INST types with a category to (category, phase add).
 // Types missing here are dropped.
 var gfx9InstClass = func() (m [32]struct {
@@ -197,16 +205,23 @@ func (g *gfx9) run() error {
 	}
 	for {
 		var t token
-		if g.qh < len(g.queue) {
+		switch {
+		case g.qh < len(g.queue):
 			t = g.queue[g.qh]
 			g.qh++
 			if g.qh == len(g.queue) {
 				g.queue, g.qh = g.queue[:0], 0
 			}
-		} else {
+		case len(g.buf)-g.pos >= 8:
+			// Fast path: a whole token is buffered.
+			v := binary.LittleEndian.Uint64(g.buf[g.pos:])
+			typ := uint8(v & 0xF)
+			t = token{v: v & gfx9TokenMask[typ], off: g.off + int64(g.pos), typ: typ}
+			g.pos += gfx9TokenLen[typ]
+		default:
 			var ok bool
 			if t, ok = g.read(); !ok {
-				break
+				goto done
 			}
 		}
 		if err := g.deliver(t); err != nil {
@@ -218,6 +233,7 @@ func (g *gfx9) run() error {
 			}
 		}
 	}
+done:
 	if g.err != nil {
 		return g.err
 	}
@@ -433,11 +449,13 @@ func (g *gfx9) waveStart(t token, now int64) error {
 	o.running, o.pc = true, pc
 	g.occ = append(g.occ, wire.Occupancy{PC: pc, Time: uint64(now), CU: cu, SIMD: simd,
 		WaveID: uint8(slot), Start: true, MEID: me, PipeID: pipe, IsExt: true, WorkgroupID: tg})
-	return g.occFull()
+	return g.occFull(false)
 }
 
-func (g *gfx9) occFull() error {
-	if n := len(g.occ) + len(g.occFront); n >= g.ps.limit || g.doubleBuffer && n >= occupancyDBFlush {
+// occFull flushes the pending occupancy records when PoolLimit is reached
+// or, at a WAVE_END of a double-buffered capture, at 65536 (2.2.6).
+func (g *gfx9) occFull(waveEnd bool) error {
+	if n := len(g.occ) + len(g.occFront); n >= g.ps.limit || waveEnd && g.doubleBuffer && n >= occupancyDBFlush {
 		return g.flushOcc()
 	}
 	return nil
@@ -495,7 +513,7 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 		syn.Start = false
 		g.occ = append(g.occ, syn)
 	}
-	return g.occFull()
+	return g.occFull(true)
 }
 
 // complete ends a wave at token time t (newest: t+4, current state).
