@@ -127,6 +127,23 @@ func BenchmarkStats(b *testing.B) {
 	w = wire.NewWriter(&body)
 	w.WriteBatch(&batch)
 	w.Flush()
+	// The reader alone, for comparison: what the fold adds on top.
+	b.Run("read-only/waves=1024", func(b *testing.B) {
+		const waves = 1024
+		cpu0 := cpuTime()
+		rd := wire.NewReader(&repeatReader{}, "")
+		for b.Loop() {
+			rd.Reset(&repeatReader{head: head.Bytes(), body: body.Bytes(), n: waves / 8}, "bench")
+			for rd.Scan() {
+			}
+			if rd.Err() != nil {
+				b.Fatal(rd.Err())
+			}
+		}
+		insts := float64(waves*perWave) * float64(b.N)
+		b.ReportMetric(insts/b.Elapsed().Seconds(), "instructions/s")
+		b.ReportMetric(insts/(cpuTime()-cpu0).Seconds(), "instructions/cpu-s")
+	})
 	for _, waves := range []int{256, 1024, 4096} {
 		insts := int64(waves * perWave)
 		b.Run(fmt.Sprintf("waves=%d", waves), func(b *testing.B) {
