@@ -45,11 +45,10 @@ type rdnaEntry struct {
 // stream bit), its length, the token length and the time field bits lo..hi
 // (hi < lo: none).
 type rdnaEnc struct {
-	typ      uint8
-	pattern  string
-	bits     uint8
-	lo, hi   int8
-	nopTime_ bool
+	typ     uint8
+	pattern string
+	bits    uint8
+	lo, hi  int8
 }
 
 func enc(typ uint8, pattern string, bits uint8, lo, hi int8) rdnaEnc {
