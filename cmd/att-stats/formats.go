@@ -17,12 +17,12 @@ import (
 // CSV. Keys: codeobj, vaddr, line, instruction, source, hitcount, latency,
 // stall, idle, and with --expect an "expected" object of the four
 // expected counters.
-func writeJSON(w io.Writer, fo *fold.Fold) error {
+func writeJSON(w io.Writer, fo *fold.Fold, control *fold.Control) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var b []byte
-	withExp := fo.HasControl()
+	withExp := control != nil
 	if withExp {
-		fo.Validate() // fills the Exp fields
+		fo.Validate(control) // fills the Exp fields
 	}
 	for _, e := range fo.Ordered() {
 		b = append(b[:0], `{"codeobj":`...)

@@ -45,6 +45,16 @@ func stats(env *cli.Env, f *flags) error {
 			return err
 		}
 	}
+	// Controls first: a malformed one fails before any decoding work.
+	var control *fold.Control
+	if len(f.Expect) > 0 {
+		control = fold.NewControl()
+		for _, path := range f.Expect {
+			if err := readControl(env, control, path); err != nil {
+				return err
+			}
+		}
+	}
 	var ix *wire.Index
 	if f.Index != "" {
 		var err error
@@ -63,18 +73,13 @@ func stats(env *cli.Env, f *flags) error {
 	if err := checkIndex(env, f.Index, ix, fo); err != nil {
 		return err
 	}
-	for _, path := range f.Expect {
-		if err := readControl(env, fo, path); err != nil {
+	if control == nil || f.Format != "" || f.Output != "" {
+		if err := writeOutput(env, f, fo, control); err != nil {
 			return err
 		}
 	}
-	if len(f.Expect) == 0 || f.Format != "" || f.Output != "" {
-		if err := writeOutput(env, f, fo); err != nil {
-			return err
-		}
-	}
-	if len(f.Expect) > 0 {
-		msgs := fo.Validate()
+	if control != nil {
+		msgs := fo.Validate(control)
 		for _, m := range msgs {
 			fmt.Fprintln(env.Stderr, m)
 		}
@@ -118,6 +123,11 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter) (m
 				key := r
 				if f.MergeRuns {
 					key = 0
+				} else if f.Run == nil && len(folds) > 0 && folds[key] == nil {
+					in.Close()
+					return nil, cli.Errorf(cli.ExitUsage,
+						"the input holds runs %s: choose one with --run N, or fold them together with --merge-runs",
+						runList(seen))
 				}
 				if cur = folds[key]; cur == nil {
 					cur = fold.New(ix)
@@ -147,11 +157,6 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter) (m
 	if f.Run != nil && len(folds) == 0 {
 		return nil, cli.Errorf(cli.ExitFailed, "no part of the input is run %d (runs present: %s)",
 			*f.Run, runList(seen))
-	}
-	if f.Run == nil && !f.MergeRuns && len(folds) > 1 {
-		return nil, cli.Errorf(cli.ExitUsage,
-			"the input holds runs %s: choose one with --run N, or fold them together with --merge-runs",
-			runList(seen))
 	}
 	return folds, nil
 }
@@ -233,23 +238,23 @@ func spanList(m map[uint64]*span) string {
 	return strings.Join(out, ", ")
 }
 
-func readControl(env *cli.Env, fo *fold.Fold, path string) error {
+func readControl(env *cli.Env, c *fold.Control, path string) error {
 	in, name, err := env.Open(path)
 	if err != nil {
 		return fmt.Errorf("reading control CSV: %w", err)
 	}
 	defer in.Close()
-	return fo.ReadControl(bufio.NewReader(in), name)
+	return c.Read(bufio.NewReader(in), name)
 }
 
-func writeOutput(env *cli.Env, f *flags, fo *fold.Fold) error {
+func writeOutput(env *cli.Env, f *flags, fo *fold.Fold, control *fold.Control) error {
 	write := func(w io.Writer) error {
 		switch f.Format {
 		case "code.json":
 			_, err := w.Write(fo.CodeJSON())
 			return err
 		case "json":
-			return writeJSON(w, fo)
+			return writeJSON(w, fo, control)
 		case "pprof":
 			return writePprof(w, fo)
 		}

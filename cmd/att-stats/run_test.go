@@ -358,6 +358,11 @@ func TestExpect(t *testing.T) {
 	if r.code != 1 || r.stderr != "att-stats: "+malformed+":3: Vaddr \"0x\": not a non-negative integer\n" {
 		t.Errorf("malformed: exit %d, %q", r.code, r.stderr)
 	}
+	// The control is read first: its error wins over the stream's.
+	r = runTool(t, nil, "--expect", malformed, filepath.Join(dir, "no-such.rec"))
+	if r.code != 1 || !strings.Contains(r.stderr, `malformed.csv:3: Vaddr "0x"`) {
+		t.Errorf("malformed control before a missing stream: exit %d, %q", r.code, r.stderr)
+	}
 	notcsv := filepath.Join(dir, "notcsv.csv")
 	os.WriteFile(notcsv, []byte("hello world\n"), 0o644)
 	r = runTool(t, nil, "--expect", notcsv, s)

@@ -32,15 +32,29 @@ func (e *ControlError) Error() string {
 // ExitCode is 1: the control file is bad input.
 func (e *ControlError) ExitCode() int { return 1 }
 
-// ReadControl reads a control CSV in the stats-CSV form (§4.6,
-// from_stats_csv) and adds its counters to the expectations: a header row
+// A Control holds the expected counters of control CSVs (§4.6,
+// from_stats_csv): one Entry per PC with its Exp fields summed over every
+// row of the PC, text and source from its first row.
+type Control struct {
+	byPC map[wire.PC]*Entry
+	list []*Entry // first-seen order
+}
+
+// NewControl returns an empty Control.
+func NewControl() *Control { return &Control{byPC: map[wire.PC]*Entry{}} }
+
+// Len returns the number of PCs the control files named.
+func (c *Control) Len() int { return len(c.list) }
+
+// Read reads a control CSV in the stats-CSV form and adds its counters to
+// the expectations: a header row
 // naming at least CodeObj, Vaddr, Hitcount, Latency, Stall and Idle
 // (Instruction and Source are optional), then data rows. Blank rows and
 // label rows are skipped. Integers follow Python's int(s, 0): decimal,
 // 0x/0o/0b prefixes, "_" between digits; empty counter cells count 0. Rows
 // of one PC add up, across files too. The text and source of a PC come from
-// its first row. Expectations never change the fold's entries or outputs.
-func (f *Fold) ReadControl(r io.Reader, name string) error {
+// its first row.
+func (c *Control) Read(r io.Reader, name string) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
@@ -67,9 +81,6 @@ func (f *Fold) ReadControl(r io.Reader, name string) error {
 			return bad(1, "not a stats CSV: the header has no %q column (want %s)",
 				need, strings.Join(CSVHeader, ","))
 		}
-	}
-	if f.expect == nil {
-		f.expect = map[wire.PC]*Entry{}
 	}
 	for {
 		rec, err := cr.Read()
@@ -127,12 +138,12 @@ func (f *Fold) ReadControl(r io.Reader, name string) error {
 			}
 			cnt[i] = v
 		}
-		e := f.expect[p]
+		e := c.byPC[p]
 		if e == nil {
 			src, _ := cell("Source")
-			e = &Entry{PC: p, Text: text, Source: src, Line: int64(len(f.expList) + 1)}
-			f.expect[p] = e
-			f.expList = append(f.expList, e)
+			e = &Entry{PC: p, Text: text, Source: src, Line: int64(len(c.list) + 1)}
+			c.byPC[p] = e
+			c.list = append(c.list, e)
 		}
 		e.ExpHit += cnt[0]
 		e.ExpLatency += cnt[1]
@@ -149,28 +160,26 @@ func csvErr(name string, err error) error {
 	return fmt.Errorf("reading %s: %w", name, err)
 }
 
-// HasControl reports whether any control CSV was read.
-func (f *Fold) HasControl() bool { return f.expect != nil }
-
-// Validate compares the counters with the expectations (validate_expected,
-// §4.6) and returns one message per PC whose four counters differ, sorted
-// by code object id and address. The PCs compared are those of the control
-// files and those the trace touched; a PC on one side only compares with
-// zeros. Each entry's Exp fields are set from the control. The message
-// names the instruction by its control text when the control has the PC.
-func (f *Fold) Validate() []string {
+// Validate compares the counters with the expectations of c
+// (validate_expected, §4.6) and returns one message per PC whose four
+// counters differ, sorted by code object id and address. The PCs compared
+// are those of the control files and those the trace touched; a PC on one
+// side only compares with zeros. Each entry's Exp fields are set from c.
+// The message names the instruction by its control text when the control
+// has the PC. Neither the entries nor the outputs change otherwise.
+func (f *Fold) Validate(c *Control) []string {
 	var pcs []wire.PC
 	for _, e := range f.entries {
-		if x := f.expect[e.PC]; x != nil {
+		if x := c.byPC[e.PC]; x != nil {
 			e.ExpHit, e.ExpLatency, e.ExpStall, e.ExpIdle = x.ExpHit, x.ExpLatency, x.ExpStall, x.ExpIdle
 		} else {
 			e.ExpHit, e.ExpLatency, e.ExpStall, e.ExpIdle = 0, 0, 0, 0
 		}
-		if x := f.expect[e.PC]; x != nil || e.Hit != 0 || e.Latency != 0 || e.Stall != 0 || e.Idle != 0 {
+		if x := c.byPC[e.PC]; x != nil || e.Hit != 0 || e.Latency != 0 || e.Stall != 0 || e.Idle != 0 {
 			pcs = append(pcs, e.PC)
 		}
 	}
-	for _, x := range f.expList {
+	for _, x := range c.list {
 		if f.byPC[x.PC] == nil {
 			pcs = append(pcs, x.PC)
 		}
@@ -184,7 +193,7 @@ func (f *Fold) Validate() []string {
 			got = *e
 			text = e.Text
 		}
-		if x := f.expect[p]; x != nil {
+		if x := c.byPC[p]; x != nil {
 			want = *x
 			text = x.Text
 		}

@@ -34,9 +34,9 @@ func TestPyInt(t *testing.T) {
 	}
 }
 
-func readControl(t *testing.T, f *Fold, name, text string) error {
+func readControl(t *testing.T, c *Control, name, text string) error {
 	t.Helper()
-	return f.ReadControl(strings.NewReader(text), name)
+	return c.Read(strings.NewReader(text), name)
 }
 
 // TestValidate: control rows add up per PC (across files too); mismatches
@@ -57,13 +57,14 @@ func TestValidate(t *testing.T) {
 	c2 := "Vaddr,CodeObj,Hitcount,Latency,Stall,Idle,Instruction\n" +
 		"4872,1,0,3,1,1,\n" +
 		"4880,1,1,10,10,8,\"v_mov_b32_e32 v0, 1\"\n"
-	if err := readControl(t, f, "c1.csv", c1); err != nil {
+	c := NewControl()
+	if err := readControl(t, c, "c1.csv", c1); err != nil {
 		t.Fatal(err)
 	}
-	if err := readControl(t, f, "c2.csv", c2); err != nil {
+	if err := readControl(t, c, "c2.csv", c2); err != nil {
 		t.Fatal(err)
 	}
-	if msgs := f.Validate(); len(msgs) != 0 {
+	if msgs := f.Validate(c); len(msgs) != 0 {
 		t.Fatalf("exact control: %q", msgs)
 	}
 	if e := f.Entry(pc(1, 4872)); e.ExpHit != 1 || e.ExpLatency != 6 || e.ExpStall != 2 || e.ExpIdle != 2 {
@@ -76,7 +77,7 @@ func TestValidate(t *testing.T) {
 		"1,4864,s_load,1,0,0,0\n" +
 		"5,0,ghost,3,0,0,0\n" +
 		"5,4,zero,0,0,0,0\n"
-	if err := readControl(t, f, "c3.csv", c3); err != nil {
+	if err := readControl(t, c, "c3.csv", c3); err != nil {
 		t.Fatal(err)
 	}
 	f.AddWave(&wire.Wave{Instructions: []wire.Instruction{inst(pc(2, 4), 1, 0, 2)}})
@@ -85,7 +86,7 @@ func TestValidate(t *testing.T) {
 		" - PC: 2,4\nHitcount: 1/0, Stall: 0/0, Latency: 2/0, Idle: 1/0",
 		"ghost - PC: 5,0\nHitcount: 0/3, Stall: 0/0, Latency: 0/0, Idle: 0/0",
 	}
-	got := f.Validate()
+	got := f.Validate(c)
 	if strings.Join(got, "\n--\n") != strings.Join(want, "\n--\n") {
 		t.Errorf("Validate:\n%s\nwant:\n%s", strings.Join(got, "\n--\n"), strings.Join(want, "\n--\n"))
 	}
@@ -100,7 +101,7 @@ func TestControlErrors(t *testing.T) {
 		{"short", "CodeObj,Vaddr,Hitcount,Latency,Stall,Idle\n1\n", `short.csv:2: Vaddr "": not a non-negative integer`},
 		{"count", "CodeObj,Vaddr,Hitcount,Latency,Stall,Idle\n1,2,x,4,5,6\n", `count.csv:2: Hitcount "x": not an integer`},
 	} {
-		err := readControl(t, New(nil), c.name+".csv", c.text)
+		err := readControl(t, NewControl(), c.name+".csv", c.text)
 		var ce *ControlError
 		if !errors.As(err, &ce) {
 			t.Errorf("%s: error %v is not a ControlError", c.name, err)
@@ -126,10 +127,10 @@ func FuzzReadControl(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		fo := New(nil)
-		if err := fo.ReadControl(strings.NewReader(string(data)), "fuzz.csv"); err != nil {
+		c := NewControl()
+		if err := c.Read(strings.NewReader(string(data)), "fuzz.csv"); err != nil {
 			return
 		}
-		fo.Validate()
+		New(nil).Validate(c)
 	})
 }

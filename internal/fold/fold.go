@@ -42,9 +42,6 @@ type Fold struct {
 	entries  []*Entry // creation order: index rows first, then first touch
 	nextLine int64
 	last     *Entry // entry of the previous instruction folded
-
-	expect  map[wire.PC]*Entry // control CSV rows, see Expect
-	expList []*Entry
 }
 
 // New returns a Fold whose entries are the instruction rows of ix, with
