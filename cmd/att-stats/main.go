@@ -7,7 +7,7 @@
 //
 //	att-stats [--index FILE] [--format csv|code.json|json|pprof] [-o FILE]
 //	          [--expect CONTROL.csv]… [--run N | --merge-runs] [--jq FILTER]
-//	          [STREAM…]
+//	          [--progress] [STREAM…]
 //
 // STREAMs are record streams from att-decode: files, or "-" / none for
 // standard input; concatenated streams are fine, each part keeps the run of
@@ -34,6 +34,9 @@
 //
 // Runs are kept apart: an input holding several runs needs --run N (fold
 // that run only) or --merge-runs (fold them together).
+//
+// --progress (the default when stderr is a terminal) reports the waves and
+// instructions read and ends with a summary on stderr.
 //
 // --jq FILTER folds only the wave records the jq program accepts (on the
 // JSON projection of att-decode --format json), e.g. '.simd == 0'.

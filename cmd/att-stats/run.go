@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/fold"
@@ -22,6 +23,7 @@ type flags struct {
 	Run       *int     `help:"Fold only the parts of run N." placeholder:"N"`
 	MergeRuns bool     `help:"Fold all runs together."`
 	Jq        string   `help:"Fold only the wave records this jq program accepts." placeholder:"FILTER"`
+	Progress  bool     `help:"Show progress and a summary on stderr (default: when stderr is a terminal)."`
 	Streams   []string `arg:"" optional:"" help:"Record streams (att-decode output); none or - reads stdin."`
 }
 
@@ -62,13 +64,20 @@ func stats(env *cli.Env, f *flags) error {
 			return fmt.Errorf("reading index: %w", err)
 		}
 	}
-	folds, err := foldStreams(env, f, ix, filter)
+	var prog *progress
+	if cli.ProgressWanted(f.Progress, env.Stderr) {
+		prog = &progress{env: env, last: time.Now()}
+	}
+	folds, err := foldStreams(env, f, ix, filter, prog)
 	if err != nil {
 		return err
 	}
 	fo, err := pickRun(f, folds)
 	if err != nil {
 		return err
+	}
+	if prog != nil {
+		prog.done(fo)
 	}
 	if err := checkIndex(env, f.Index, ix, fo); err != nil {
 		return err
@@ -93,7 +102,7 @@ func stats(env *cli.Env, f *flags) error {
 // foldStreams reads every input and folds its waves, one fold per run
 // (all in run 0's slot with --merge-runs). With --run, other runs are
 // skipped.
-func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter) (map[int]*fold.Fold, error) {
+func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, prog *progress) (map[int]*fold.Fold, error) {
 	paths := f.Streams
 	if len(paths) == 0 {
 		paths = []string{"-"}
@@ -147,6 +156,9 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter) (m
 			}
 			for i := range b.Waves {
 				cur.AddWave(&b.Waves[i])
+			}
+			if prog != nil {
+				prog.batch(b)
 			}
 		}
 		in.Close()
@@ -264,4 +276,43 @@ func writeOutput(env *cli.Env, f *flags, fo *fold.Fold, control *fold.Control) e
 		return cli.WriteFileAtomic(f.Output, write)
 	}
 	return write(env.Stdout)
+}
+
+// progress counts what was folded and reports it on stderr: a line each
+// second while reading, then a summary.
+type progress struct {
+	env          *cli.Env
+	waves, insts int64
+	batches      int
+	last         time.Time
+	shown        bool
+}
+
+func (p *progress) batch(b *wire.Batch) {
+	p.waves += int64(len(b.Waves))
+	for i := range b.Waves {
+		p.insts += int64(len(b.Waves[i].Instructions))
+	}
+	if p.batches++; p.batches%64 == 0 && time.Since(p.last) >= time.Second {
+		p.last = time.Now()
+		p.shown = true
+		fmt.Fprintf(p.env.Stderr, "\r%s: %d waves, %d instructions", p.env.Name, p.waves, p.insts)
+	}
+}
+
+func (p *progress) done(fo *fold.Fold) {
+	if p.shown {
+		fmt.Fprint(p.env.Stderr, "\r")
+	}
+	var hit, missing int
+	for _, e := range fo.Entries() {
+		if e.Hit > 0 {
+			hit++
+			if !e.InIndex {
+				missing++
+			}
+		}
+	}
+	fmt.Fprintf(p.env.Stderr, "%s: %d waves, %d instructions folded; %d PCs executed (%d not in the index)\n",
+		p.env.Name, p.waves, p.insts, hit, missing)
 }

@@ -174,6 +174,11 @@ func TestWorkedExample(t *testing.T) {
 	}
 	golden(t, "worked.csv", []byte(r.stdout))
 
+	r = runTool(t, nil, "--index", idx, "--progress", "-o", filepath.Join(dir, "p.csv"), s)
+	if r.code != 0 || !strings.HasPrefix(r.stderr, "att-stats: 3 waves, 11 instructions folded; 5 PCs executed (1 not in the index)\n") {
+		t.Errorf("--progress: exit %d, stderr %q", r.code, r.stderr)
+	}
+
 	r = runTool(t, nil, "--index", idx, "--format", "code.json", s)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
