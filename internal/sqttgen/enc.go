@@ -205,6 +205,20 @@ func (e *enc) timeToken(d uint64, t48 uint64) {
 	e.resetQueued = 0
 }
 
+// timeResetNeutral writes a TIME_RESET and a TIME token that leave the
+// clock where it is (spec §2.2.3): the first reset sets the base so that
+// the clock goes back 4 cycles, which a queued MISC delta makes up; later
+// ones name the absolute time base + clock.
+func (e *enc) timeResetNeutral() {
+	e.misc(0, miscTimeReset)
+	if e.timeBase == 0 {
+		e.misc(1, miscTime)
+		e.timeToken(0, uint64(e.clock)+0x10000)
+		return
+	}
+	e.timeToken(0, uint64(e.timeBase+e.clock))
+}
+
 func group(sh, cu, wave, simd uint64) uint64 {
 	return (sh&1)<<5 | (cu&0xF)<<6 | (wave&0xF)<<10 | (simd&3)<<14
 }

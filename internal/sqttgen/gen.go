@@ -58,12 +58,21 @@ type Config struct {
 	PerfInterval uint32
 	// ShaderData writes shader data tokens besides those of s_ttracedata.
 	ShaderData bool
-	// Events writes CS_PARTIAL_FLUSH register writes and TT stall MISC
-	// tokens.
+	// Events writes CS_PARTIAL_FLUSH register writes, TT stall MISC
+	// tokens and clock-neutral time resets.
 	Events bool
+	// PacketLoss adds PACKET_LOST MISC tokens to the events (the buffer is
+	// then flagged "data lost").
+	PacketLoss bool
 	// Barriers as OTHER_MSG + IMMED (newest decoders only; 0.1.6 drops
 	// OTHER_MSG, spec A.3). Otherwise a barrier is one IMMED.
 	BarrierMessages bool
+
+	// Replays adds XNACK replay INST tokens after memory instructions.
+	Replays bool
+	// Truncate ends the trace as soon as the first wave slot is done, with
+	// the other waves in flight (WAVE_INCOMPLETE, unresolved placeholders).
+	Truncate bool
 
 	// Compat016 makes the expected records those of the 0.1.6 library
 	// (spec A.3 items 1 and 2: waves end at the WAVE_END time with an IDLE

@@ -757,7 +757,21 @@ func (m *model) emitWave(w *mwave) {
 		}
 	}
 	if m.checkWalk {
+		// The stitcher must follow the walk up to the first unresolved
+		// placeholder (there only in waves cut off by the trace's end).
+		stop := len(ins)
 		for i := range ins {
+			if ins[i].Category == catPlaceholder {
+				stop = i
+				break
+			}
+		}
+		// (An anchored placeholder still gets its PC, spec §3.5 step 4.)
+		if n < stop && m.fail != nil {
+			m.fail(fmt.Errorf("sqttgen: internal error: the stitcher consumed %d of %d instructions of wave simd %d slot %d",
+				n, stop, w.rec.SIMD, w.rec.WaveID))
+		}
+		for i := range ins[:min(n, len(ins))] {
 			if ins[i].PC != noted[i] && m.fail != nil {
 				m.fail(fmt.Errorf("sqttgen: internal error: the stitcher puts instruction %d (%v at %d) of wave simd %d slot %d at %+v, the walk executed %+v",
 					i, ins[i].Category, ins[i].Time, w.rec.SIMD, w.rec.WaveID, ins[i].PC, noted[i]))

@@ -71,6 +71,9 @@ type walk struct {
 	anchor bool
 	done   bool // s_endpgm issued
 	ready  int64
+	// last memory INST type (for XNACK replays), instructions since
+	lastMem  uint8
+	sinceMem int
 }
 
 // Actor kinds.
@@ -117,6 +120,7 @@ type gen struct {
 	// the load are attributed late (§2.1.3 says every occupancy record,
 	// §2.2.6 only start PCs).
 	holdEnds int64
+	cut      bool // Truncate: stop now, waves in flight
 }
 
 func newGen(w io.Writer, cfg Config) (*gen, error) {
@@ -300,7 +304,7 @@ func (g *gen) run() (Stats, error) {
 	for _, a := range g.actors {
 		g.cal.push(a)
 	}
-	for g.err == nil && e.err == nil {
+	for g.err == nil && e.err == nil && !g.cut {
 		a := g.cal.pop()
 		if a == nil {
 			break
@@ -505,22 +509,25 @@ func (g *gen) step(a *actor) {
 		}
 		e := g.e
 		d := e.at(a.t)
-		switch g.r.intn(3) {
+		switch g.r.intn(5) {
 		case 0:
 			e.regCS(d, 1, 0, regNowhere, 7)
 		case 1:
-			e.misc(0, miscTTStallBeg)
-			// a MISC carries its own delta: keep d's cycles
-			if d == 1 {
-				e.misc(1, miscTTStallEnd)
-			} else {
-				e.misc(0, miscTTStallEnd)
-			}
+			// MISC tokens carry their own 8-bit delta.
+			e.misc(d, miscTTStallBeg)
+			e.misc(0, miscTTStallEnd)
 		case 2:
 			k := &g.kernels[g.r.intn(len(g.kernels))]
 			e.regCS(d, uint64(k.me), uint64(k.pipe), regNowhere, 7)
+		case 3:
+			if g.cfg.PacketLoss {
+				e.misc(d, miscPacketLost)
+			}
+		case 4:
+			e.misc(d, miscTime)
+			e.timeResetNeutral()
 		}
-		a.t = e.clock + 4*int64(g.r.rangeIn(500, 5000))
+		a.t = e.clock + 4*int64(g.r.rangeIn(50, 1000))
 	case actLateLoad:
 		d := g.e.at(a.t)
 		g.e.misc(d, miscTime)
@@ -550,7 +557,7 @@ func (g *gen) stepSlot(a *actor) {
 		k := &g.kernels[g.r.intn(len(g.kernels))]
 		e.waveStart(d, 0, uint64(g.cfg.TargetCU), simd, slot, uint64(k.me), uint64(k.pipe),
 			uint64(g.r.intn(64)), uint64(g.r.intn(8)))
-		a.w = &walk{k: k, cur: k.entry, anchor: true, ready: ev.t + 4*int64(g.r.rangeIn(1, 12))}
+		a.w = &walk{k: k, cur: k.entry, anchor: true, ready: ev.t + 4*int64(g.r.rangeIn(1, 12)), lastMem: 0xFF}
 		g.stats.Waves++
 	case evStall:
 		e.issue1(d, simd, slot, issueStall, wire.PC{})
@@ -595,6 +602,9 @@ func (g *gen) plan(a *actor) {
 		}
 		a.waves--
 		if !more {
+			if g.cfg.Truncate {
+				g.cut = true
+			}
 			a.done = true
 			g.slots--
 			if g.slots == 0 {
@@ -640,17 +650,30 @@ func (g *gen) planInst(a *actor, w *walk) error {
 	}
 	l := &pr.lines[w.cur]
 	w.steps++
+	if g.cfg.Replays && w.lastMem != 0xFF && w.sinceMem >= 1 && r.oneIn(12) {
+		// An XNACK replay of the last memory instruction: its own ISSUE
+		// and INST; the decoder extends the original and drops it.
+		a.q = append(a.q, ev{t: w.ready, kind: evIssue, line: w.cur})
+		tn := w.ready + 4*int64(r.rangeIn(0, 20))
+		a.q = append(a.q, ev{t: tn, kind: evInst, typ: replayType[w.lastMem]})
+		w.ready = tn + 4*int64(r.rangeIn(0, 2))
+		w.lastMem = 0xFF
+	}
 	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
 		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
 	}
 	t := w.ready
 	li := w.cur
 	next := l.next
+	w.sinceMem++
 	switch l.kind {
 	case kindPlain:
 		typ := l.typ
 		if l.alt != 0xFF && r.oneIn(2) {
 			typ = l.alt
+		}
+		if _, ok := replayType[typ]; ok {
+			w.lastMem, w.sinceMem = typ, 0
 		}
 		delay := 2
 		switch l.cls {
@@ -714,6 +737,9 @@ func (g *gen) planInst(a *actor, w *walk) error {
 	}
 	return nil
 }
+
+// replayType maps memory INST types to their XNACK replay types.
+var replayType = map[uint8]uint8{instSMEMRd: 19, instSMEMWr: 20, instVMEMRd: 21, instVMEMWr: 22, instFLATWr: 23, instFLATRd: 24}
 
 func (g *gen) gap() int64 {
 	r := &g.r
