@@ -50,8 +50,9 @@ type Arch struct {
 	Version2 int    // gfx9 software header version2 (4, 5, 6); RDNA header version
 }
 
-// Supported reports whether the native decoder decodes this architecture.
-func (a Arch) Supported() bool { return a.GFXIP == 9 }
+// Supported reports whether the native decoder decodes this architecture:
+// gfx9 and the RDNA generations gfx10, gfx11 and gfx12 (not MI400).
+func (a Arch) Supported() bool { return a.GFXIP == 9 || a.GFXIP >= 10 && a.Version2 <= 4 }
 
 // An ArchError reports a trace the native decoder does not decode: not a
 // trace at all, an unknown architecture, or one it does not support yet.
@@ -121,7 +122,8 @@ func Detect(head []byte) (Arch, error) {
 
 func unsupported(a Arch, h uint64) error {
 	return &ArchError{Arch: a, Header: h, Msg: fmt.Sprintf(
-		"%s thread trace: the native decoder handles gfx9 (MI200, MI300, MI350) only; "+
+		"%s thread trace: the native decoder handles gfx9 (MI200, MI300, MI350) and "+
+			"gfx10, gfx11, gfx12 (RDNA2-4) only; "+
 			"decode it with --backend rocm", a.Name)}
 }
 
@@ -154,6 +156,9 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 	}
 	if ps.limit <= 0 {
 		ps.limit = DefaultPoolLimit
+	}
+	if arch.GFXIP != 9 {
+		return newRDNA(ctx, ps, br, arch).run() // the HEADER token is part of the stream
 	}
 	br.Discard(8)
 	g := newGFX9(ctx, ps, br, h)

@@ -39,6 +39,8 @@ type wave struct {
 	trap                       int
 	trapping                   bool
 	lastOfType                 [17]int
+	exclBarrier                bool     // gfx12 header bit 59: barrier waits may have no token
+	gaps                       []pcInfo // barrier waits found without a token (3.5 step 9)
 }
 
 // reset prepares w (possibly recycled) for a new wave, keeping capacity.
@@ -49,6 +51,7 @@ func (w *wave) reset() {
 		issued:      w.issued[:0],
 		stallStarts: w.stallStarts[:0],
 		pcInfos:     w.pcInfos[:0],
+		gaps:        w.gaps[:0],
 	}
 }
 
@@ -133,6 +136,12 @@ func (ps *parseState) stitch(w *wave) int {
 			}
 			continue
 		}
+		// 5. (gfx12) The first instruction has no PC.
+		if i == 0 && c.gfxip >= 12 {
+			if l := c.lookup(wire.PC{}); l == nil || l.text == "" {
+				break
+			}
+		}
 		// 6, 7. Walk on.
 		l := next
 		next = nil
@@ -142,6 +151,10 @@ func (ps *parseState) stitch(w *wave) int {
 		next = c.next(l)
 		// 8. Lines without a token.
 		if l.cat == lcDontKnow || l.cat == lcSkip {
+			continue
+		}
+		// 9. (gfx12) A barrier wait the hardware may not have reported.
+		if w.exclBarrier && c.excludedBarrier(w, l, next, i) {
 			continue
 		}
 		// 10. Match.
@@ -254,6 +267,9 @@ func (ps *parseState) finishWave(w *wave) error {
 				return err
 			}
 		}
+	}
+	if w.exclBarrier && len(w.gaps) > 0 {
+		insertBarrierWaits(w)
 	}
 	endTime := w.end
 	if !w.ended {

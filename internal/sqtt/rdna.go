@@ -1,0 +1,964 @@
+package sqtt
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+const (
+	rdnaSlots       = 32
+	otherSIMDFlush  = 65536
+	realtimeFlush   = 65536
+	rdnaQueueTokens = 1 << 16 // reorder queue bound (it stays tiny on real data)
+)
+
+// rdnaTok is a delivered RDNA token: the 64-bit window at its start (for a
+// gfx12 72-bit NEW_PC, x holds the window 8 bits later), its time and the
+// byte offset of its first nibble.
+type rdnaTok struct {
+	v, x uint64
+	t    int64
+	off  int64
+	typ  uint8
+}
+
+// rwave is a traced RDNA wave: the shared wave state plus the RDNA model's
+// flags (2.3.6).
+type rwave struct {
+	wave
+	barrierExt bool
+	xnack      bool
+	lastXnack  int64
+}
+
+// occTable is the running-wave table of one CU (WGP), indexed by
+// simd<<5 | wave.
+type occTable [128]occSlot
+
+// rdna decodes one gfx10, gfx11 or gfx12 buffer (2.3).
+type rdna struct {
+	ctx context.Context
+	ps  *parseState
+	em  *emitter
+
+	// token reader
+	br      *bufio.Reader
+	buf     []byte
+	bufOff  int64 // file offset of buf[0]
+	eof     bool
+	pos     int64 // bit position of the next token in the file
+	clock   int64
+	table   *[256]rdnaEntry
+	gen     int // 10, 11, 12: the reader and layout generation
+	extSkip bool
+	plFlag  bool // packet-loss flag raised by a TIMESTAMP
+	q       []rdnaTok
+	qh      int
+	ntoken  int
+
+	// HEADER (2.3.5)
+	version      int
+	target       uint8 // (DSA << 7) + DWGP
+	targetSIMD   uint8
+	dprate       uint16
+	derate       uint16
+	exclBarrier  bool
+	doubleBuffer bool
+	insts        *instTable
+
+	regs       regState
+	slots      [rdnaSlots][]*rwave
+	free       []*rwave
+	running    [256]*occTable
+	saved      map[int]wire.PC
+	occ        []wire.Occupancy
+	occFront   []wire.Occupancy // synthetic starts, to go before occ, latest first
+	occBatch   []wire.Occupancy
+	sd         []wire.ShaderData
+	realtime   []wire.Realtime
+	other      []wire.OtherSIMD
+	packetLost bool
+}
+
+func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdna {
+	r := &rdna{ctx: ctx, ps: ps, em: &ps.em, br: br, regs: newRegState(), version: a.Version2,
+		dprate: 1, derate: 1}
+	switch a.GFXIP {
+	case 10:
+		r.gen, r.table = 10, gfx10Table
+	case 11:
+		r.gen, r.table = 11, gfx11Table
+	default:
+		r.gen, r.table = 12, gfx12Table
+	}
+	r.setInsts()
+	return r
+}
+
+func (r *rdna) setInsts() {
+	switch {
+	case r.version <= 2:
+		r.insts = gfx10Insts
+	case r.version == 3:
+		r.insts = gfx11Insts
+	default:
+		r.insts = gfx12Insts
+	}
+}
+
+// run decodes the buffer and delivers its records.
+func (r *rdna) run() error {
+	if !r.ps.sentGFXIP {
+		r.ps.sentGFXIP = true
+		if err := r.em.gfxip(r.gen); err != nil {
+			return err
+		}
+	}
+	if err := r.read(); err != nil {
+		return err
+	}
+	for r.qh < len(r.q) {
+		if err := r.handle(r.q[r.qh]); err != nil {
+			return err
+		}
+		r.qh++
+	}
+	return r.endOfBuffer()
+}
+
+// refill drops the bytes before the current token and makes at least 16
+// bytes from it available, or all that remain.
+func (r *rdna) refill() error {
+	if i := int(r.pos>>3 - r.bufOff); i > 0 {
+		r.br.Discard(i)
+		r.bufOff += int64(i)
+	}
+	_, err := r.br.Peek(16)
+	switch {
+	case err == nil || errors.Is(err, bufio.ErrBufferFull):
+	case errors.Is(err, io.EOF):
+		r.eof = true
+	default:
+		return err
+	}
+	r.buf, _ = r.br.Peek(r.br.Buffered())
+	return nil
+}
+
+// window returns the 64 stream bits from bit p (bytes past the end read as
+// zero); p must lie at or after the start of buf.
+func (r *rdna) window(p int64) uint64 {
+	i := int(p>>3 - r.bufOff)
+	sh := uint(p & 7)
+	b := r.buf
+	if len(b)-i >= 9 {
+		return binary.LittleEndian.Uint64(b[i:])>>sh | uint64(b[i+8])<<(64-sh)
+	}
+	var tmp [9]byte
+	if i < len(b) {
+		copy(tmp[:], b[i:])
+	}
+	return binary.LittleEndian.Uint64(tmp[:])>>sh | uint64(tmp[8])<<(64-sh)
+}
+
+// read runs the token reader over the whole buffer (2.3.1), handing
+// delivered tokens to the parser (through the reorder queue on gfx10 and
+// gfx11).
+func (r *rdna) read() error {
+	if err := r.refill(); err != nil {
+		return err
+	}
+	for {
+		if len(r.buf)-int(r.pos>>3-r.bufOff) < 10 && !r.eof {
+			if err := r.refill(); err != nil {
+				return err
+			}
+		}
+		total := (r.bufOff + int64(len(r.buf))) * 8 // meaningful once eof
+		if r.eof {
+			if r.gen >= 12 && r.pos+64 > total || r.pos >= total {
+				return nil
+			}
+		}
+		w := r.window(r.pos)
+		if r.extSkip {
+			if w&1 != 0 {
+				r.pos += 8
+				continue
+			}
+			r.extSkip = false
+		}
+		e := r.table[w&0xFF]
+		if e.typ == rNop {
+			r.pos += 4
+			continue
+		}
+		if e.tw != 0 {
+			r.clock += int64(w >> e.tb & (1<<e.tw - 1))
+		}
+		switch e.typ {
+		case rTime:
+			r.clock += 4
+		case rTimestamp:
+			r.timestamp(w)
+		default:
+			t := rdnaTok{v: w, t: r.clock, off: r.pos >> 3, typ: e.typ}
+			if e.bits > 64 {
+				t.x = r.window(r.pos + 8)
+			}
+			if e.typ == rWaveStartExt && r.gen >= 12 {
+				r.extSkip = true
+			}
+			if err := r.deliver(t); err != nil {
+				return err
+			}
+		}
+		r.pos += int64(e.bits)
+		if r.ntoken++; r.ntoken&0xFFFF == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// timestamp applies a TIMESTAMP token (2.3.3).
+func (r *rdna) timestamp(w uint64) {
+	var value uint64
+	var rt, pl bool
+	switch r.gen {
+	case 10:
+		value = w >> 16
+		switch w >> 14 & 3 {
+		case 1:
+			r.clock += int64(value)
+		case 2:
+			r.rtSample(value)
+		}
+		return
+	case 11:
+		pl, rt, value = w>>8&1 != 0, w>>9&1 != 0, w>>12&(1<<36-1)
+	default:
+		rt, pl, value = w>>7&1 != 0, w>>8&1 != 0, w>>12
+	}
+	if pl && !rt {
+		r.plFlag = true
+	}
+	if !rt {
+		r.clock += int64(value)
+	} else if !pl {
+		r.rtSample(value)
+	}
+}
+
+func (r *rdna) rtSample(v uint64) {
+	r.realtime = append(r.realtime, wire.Realtime{ShaderClock: r.clock, RealtimeClock: v})
+}
+
+// deliver hands a token to the parser: directly on gfx12, through the
+// reorder queue on gfx10 and gfx11 (2.3.1).
+func (r *rdna) deliver(t rdnaTok) error {
+	if r.gen >= 12 {
+		return r.handle(t)
+	}
+	if t.typ == rWaveReady {
+		t.t--
+	}
+	if n := len(r.q); n > r.qh && t.t < r.q[n-1].t {
+		// Put it at the front of the pending part.
+		r.q = append(r.q, rdnaTok{})
+		copy(r.q[r.qh+1:], r.q[r.qh:n])
+		r.q[r.qh] = t
+	} else {
+		r.q = append(r.q, t)
+	}
+	for r.qh < len(r.q) && (r.q[r.qh].t < r.q[len(r.q)-1].t || len(r.q)-r.qh > rdnaQueueTokens) {
+		if err := r.handle(r.q[r.qh]); err != nil {
+			return err
+		}
+		r.qh++
+	}
+	if r.qh == len(r.q) {
+		r.q, r.qh = r.q[:0], 0
+	} else if r.qh > 1024 && r.qh*2 > len(r.q) {
+		n := copy(r.q, r.q[r.qh:])
+		r.q, r.qh = r.q[:n], 0
+	}
+	return nil
+}
+
+// lossAt consumes the reader's packet-loss flag before a token at time t
+// (2.3.6) and reports whether there was one.
+func (r *rdna) lossAt(t int64) (bool, error) {
+	if !r.plFlag {
+		return false, nil
+	}
+	r.plFlag = false
+	return true, r.packetLoss(t)
+}
+
+func (r *rdna) packetLoss(t int64) error {
+	r.packetLost = true
+	return r.event(wire.EventPacketLoss, t, 0, 0, 0, 0)
+}
+
+func (r *rdna) event(typ wire.EventType, t int64, me, pipe uint8, flags uint16, payload uint64) error {
+	return r.em.eventRec(wire.Event{Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload})
+}
+
+// handle is the parser: it applies one delivered token (2.3.6).
+func (r *rdna) handle(t rdnaTok) error {
+	lost, err := r.lossAt(t.t)
+	if err != nil {
+		return err
+	}
+	v := t.v
+	switch t.typ {
+	case rInst:
+		return r.inst(t)
+	case rValuInst:
+		if w := r.top(v >> 7 & 31); w != nil {
+			r.valu(w, t.t)
+		}
+	case rImmOne:
+		if w := r.top(v >> 7 & 31); w != nil {
+			r.immediate(w, t.t)
+		}
+	case rImmediate:
+		for m, i := v>>8&0xFFFF, 0; m != 0; m, i = m>>1, i+1 {
+			if m&1 != 0 {
+				if w := r.top(uint64(i)); w != nil {
+					r.immediate(w, t.t)
+				}
+			}
+		}
+	case rWaveReady:
+		for m, i := v>>8&0xFFFF, 0; m != 0; m, i = m>>1, i+1 {
+			if m&1 != 0 {
+				if w := r.top(uint64(i)); w != nil {
+					r.ready(w, t.t)
+				}
+			}
+		}
+	case rNewPC:
+		var pc uint64
+		if r.gen >= 12 {
+			pc = t.x >> 8 & (1<<55 - 1)
+		} else {
+			pc = v >> 16 & (1<<46 - 1)
+		}
+		if w := r.top(v >> 11 & 31); w != nil {
+			r.newPC(w, t.t, pc*4)
+		}
+	case rWaveStart, rWaveStartExt:
+		return r.waveStart(t, lost)
+	case rWaveEnd:
+		return r.waveEnd(t)
+	case rHeader:
+		r.header(v)
+	case rMisc:
+		return r.misc(t)
+	case rReg:
+		return r.reg(t)
+	case rRegInit:
+		if v>>18&3 == 2 && v>>20&1 != 0 {
+			me, pipe := uint8(v>>16&3), uint8(v>>14&3)
+			d := r.regs.dispatch(me, pipe, r.version)
+			d.Time = t.t
+			return r.em.dispatchRec(d)
+		}
+	case rEvent:
+		return r.eventTok(t)
+	case rShaderData, rShaderDataShort:
+		return r.shaderData(t)
+	default:
+		if len(r.realtime) >= realtimeFlush {
+			return r.flushRealtime()
+		}
+	}
+	return nil
+}
+
+// header applies a HEADER token (2.3.5).
+func (r *rdna) header(v uint64) {
+	r.version = int(v >> 7 & 0x3F)
+	r.setInsts()
+	r.target = uint8(v>>19&1)<<7 + uint8(v>>15&7)
+	r.targetSIMD = uint8(v >> 13 & 3)
+	dpr := v >> 28 & 0xF
+	if r.version >= 3 {
+		dpr &= 7
+	}
+	r.dprate = 1
+	if dpr != 0 {
+		r.dprate = 1 << (dpr - 1)
+	}
+	r.derate = 1 << (v >> 33 & 7)
+	if r.version >= 4 {
+		r.doubleBuffer = v>>43&1 != 0
+	}
+	r.exclBarrier = r.version == 4 && v>>59&1 != 0
+}
+
+// top returns the top wave of a target slot, nil when the slot is empty.
+func (r *rdna) top(slot uint64) *rwave {
+	s := r.slots[slot&31]
+	if len(s) == 0 {
+		return nil
+	}
+	return s[len(s)-1]
+}
+
+// setState is the RDNA wave model's set_state (2.3.6).
+func (w *rwave) setState(s wire.WaveStateType, t int64) {
+	if t > w.stateStart {
+		w.addTimeline(w.curState, t-w.stateStart)
+		w.stateStart = t
+	}
+	w.curState = s
+}
+
+// bx is the gfx10/gfx11 barrier extension check: an armed barrier IMMED
+// becomes a MESSAGE lasting up to this token.
+func (w *rwave) bx(t int64) {
+	if !w.barrierExt {
+		return
+	}
+	w.barrierExt = false
+	if n := len(w.insts); n > 0 && w.insts[n-1].Category == wire.CatImmed {
+		last := &w.insts[n-1]
+		w.setState(wire.StateWait, end(last))
+		w.setState(wire.StateExec, t+1)
+		last.Duration = int32(max(0, t-last.Time))
+		last.Category = wire.CatMessage
+	}
+}
+
+func (r *rdna) valu(w *rwave, t int64) {
+	w.bx(t)
+	if w.trap != trapRestored {
+		return
+	}
+	in := wire.Instruction{Time: t, Category: wire.CatVALU, Duration: 1}
+	if w.curState == wire.StateStall && w.stateStart < t {
+		in.Stall = uint32(t - w.stateStart)
+		in.Duration += int32(in.Stall)
+		in.Time = w.stateStart
+	}
+	w.insts = append(w.insts, in)
+	w.setState(wire.StateExec, t)
+}
+
+func (r *rdna) immediate(w *rwave, t int64) {
+	w.bx(t)
+	if w.trap != trapRestored {
+		return
+	}
+	ti := t
+	if n := len(w.insts); n > 0 {
+		ti = min(t, end(&w.insts[n-1]))
+	}
+	stall := t - ti
+	w.insts = append(w.insts, wire.Instruction{Time: ti, Category: wire.CatImmed,
+		Duration: int32(stall + 1), Stall: uint32(stall)})
+	w.setState(wire.StateWait, ti)
+	w.setState(wire.StateExec, t+1)
+}
+
+func (r *rdna) ready(w *rwave, t int64) {
+	w.bx(t - 1)
+	if w.lastXnack < t && !w.xnack {
+		w.setState(wire.StateStall, t)
+	}
+}
+
+func (r *rdna) inst(t rdnaTok) error {
+	var slot, code uint64
+	if r.version <= 3 {
+		slot, code = t.v>>8&31, t.v>>13&0x7F
+	} else {
+		slot, code = t.v>>7&31, t.v>>12&0xFF
+	}
+	m := r.insts[code]
+	cycles := m.cycles
+	if m.dp {
+		cycles *= r.dprate
+	}
+	if m.de {
+		cycles *= r.derate
+	}
+	if m.other {
+		r.other = append(r.other, wire.OtherSIMD{Size: 24, Time: t.t, Cycles: cycles, WGP: r.target,
+			Category: m.cat})
+		if len(r.other) >= otherSIMDFlush {
+			err := r.em.otherSIMD(r.other)
+			r.other = r.other[:0]
+			return err
+		}
+		return nil
+	}
+	w := r.top(slot)
+	if w == nil {
+		return nil
+	}
+	now := t.t
+	w.bx(now)
+	switch code {
+	case codeReturnExc:
+		w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
+		w.trap = trapRestored
+		w.extendContext(now)
+		return nil
+	case codeTrap:
+		w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 1})
+		w.trap = trapStandby
+	}
+	if w.trap != trapRestored {
+		return nil
+	}
+	w.end = now
+	switch m.cat {
+	case wire.CatImmed:
+		r.immediate(w, now)
+		if r.version <= 3 {
+			w.barrierExt = true
+		}
+		return nil
+	case wire.CatNone:
+		return nil
+	}
+	in := wire.Instruction{Time: now, Category: m.cat, Duration: int32(cycles)}
+	if w.curState == wire.StateStall && w.stateStart < now {
+		in.Stall = uint32(now - w.stateStart)
+		in.Duration += int32(in.Stall)
+		in.Time = w.stateStart
+		if w.xnack {
+			w.xnack = false
+			w.lastXnack = now
+		}
+	}
+	w.insts = append(w.insts, in)
+	if code == codeJump {
+		w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
+	}
+	w.setState(wire.StateExec, now)
+	return nil
+}
+
+// extendContext extends a trailing CONTEXT instruction to t+1.
+func (w *rwave) extendContext(t int64) {
+	if n := len(w.insts); n > 0 && w.insts[n-1].Category == wire.CatContext {
+		last := &w.insts[n-1]
+		last.Duration = int32(max(int64(last.Duration), t+1-last.Time))
+	}
+}
+
+func (r *rdna) newPC(w *rwave, t int64, addr uint64) {
+	w.bx(t)
+	if len(w.pcInfos) == 0 || w.trap != trapRestored {
+		return
+	}
+	p := 0
+	for i := len(w.pcInfos) - 1; i >= 0; i-- {
+		if w.pcInfos[i].pc != (wire.PC{}) {
+			p = i + 1
+			break
+		}
+	}
+	if p == len(w.pcInfos) {
+		w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.insts)})
+	}
+	w.pcInfos[p].pc = r.regs.code.translate(addr)
+}
+
+// complete ends a wave at token time t (2.3.6).
+func (w *rwave) complete(t int64) {
+	w.setState(wire.StateEmpty, t)
+	w.end, w.ended = t, true
+	if n := len(w.insts); n > 0 && w.trap == trapRestored {
+		if e := end(&w.insts[n-1]); e < t {
+			w.insts = append(w.insts, wire.Instruction{Time: e, Category: wire.CatMessage, Duration: int32(t - e)})
+		}
+	}
+}
+
+func (r *rdna) newWave(t int64, slot uint8, pc wire.PC, me, pipe, wg uint8) *rwave {
+	var w *rwave
+	if n := len(r.free); n > 0 {
+		w = r.free[n-1]
+		r.free = r.free[:n-1]
+		w.wave.reset()
+		w.barrierExt, w.xnack = false, false
+	} else {
+		w = &rwave{}
+	}
+	w.begin, w.stateStart, w.curState = t, t, wire.StateIdle
+	w.cu, w.simd, w.id, w.me, w.pipe, w.wg = r.target, r.targetSIMD, slot, me, pipe, wg
+	w.lastXnack = -1
+	w.exclBarrier = r.exclBarrier
+	if pc != (wire.PC{}) {
+		w.pcInfos = append(w.pcInfos, pcInfo{0, pc})
+	}
+	r.slots[slot] = append(r.slots[slot], w)
+	return w
+}
+
+// emitWave stitches and emits a wave, then recycles it.
+func (r *rdna) emitWave(w *rwave) error {
+	err := r.ps.finishWave(&w.wave)
+	r.free = append(r.free, w)
+	return err
+}
+
+func (r *rdna) occSlot(key int) *occSlot {
+	t := r.running[key>>7&0xFF]
+	if t == nil {
+		t = new(occTable)
+		r.running[key>>7&0xFF] = t
+	}
+	return &t[key&0x7F]
+}
+
+// Context save/restore markers in the WAVE_START count field (2.3.6).
+func cwsr(count int) (save, restore bool) {
+	if count < 66 || count > 89 {
+		return false, false
+	}
+	switch count - 66 {
+	case 0, 1, 4, 5:
+		return true, false
+	case 2, 3, 6, 7, 8, 9:
+		return false, true
+	}
+	return false, false
+}
+
+func (r *rdna) waveStart(t rdnaTok, lost bool) error {
+	v, now := t.v, t.t
+	var sa, simd, wgp, slot, pipe, me, wg uint8
+	var isExt bool
+	count := int(v >> 25 & 0x7F)
+	if r.version <= 3 {
+		sa, simd, wgp, slot = uint8(v>>7&1), uint8(v>>8&3), uint8(v>>10&7), uint8(v>>13&31)
+		pipe, me = uint8(v>>21&3), uint8(v>>23&1)
+	} else {
+		sa, simd, wgp, slot = uint8(v>>7&1), uint8(v>>8&3), uint8(v>>10&15), uint8(v>>15&31)
+		pipe, me = uint8(v>>20&3), uint8(v>>22&1)
+		if t.typ == rWaveStartExt && v>>4&1 != 0 && v>>32&1 == 0 {
+			isExt, wg = true, uint8(v>>33&31)
+		}
+	}
+	cu := sa<<7 + wgp
+	pc := r.regs.startPC(me, pipe)
+	target := cu == r.target && simd == r.targetSIMD
+	key := int(cu)<<7 | int(simd)<<5 | int(slot)
+	if save, restore := cwsr(count); save || restore {
+		s := &r.slots[slot]
+		if target && save && len(*s) > 0 {
+			w := (*s)[len(*s)-1]
+			w.trap = trapStandby
+			if w.contexts < 255 {
+				w.contexts++
+			}
+			w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 1})
+		}
+		if target && restore {
+			if len(*s) == 0 || (*s)[len(*s)-1].ended {
+				r.newWave(now, slot, wire.PC{}, me, pipe, wg)
+			}
+			w := (*s)[len(*s)-1]
+			w.extendContext(now)
+			w.trap = trapStandby
+			if w.contexts < 255 {
+				w.contexts++
+			}
+		}
+		o := r.occSlot(key)
+		occ := wire.Occupancy{Time: uint64(now), CU: cu, SIMD: simd, WaveID: slot, MEID: me, PipeID: pipe,
+			IsExt: isExt, WorkgroupID: wg}
+		if save {
+			if o.running {
+				occ.PC = o.pc
+				r.occ = append(r.occ, occ)
+				if r.saved == nil {
+					r.saved = map[int]wire.PC{}
+				}
+				r.saved[key] = o.pc
+			}
+		} else {
+			occ.PC = r.saved[key]
+			delete(r.saved, key)
+			o.running, o.pc = true, occ.PC
+			occ.Start = true
+			r.occ = append(r.occ, occ)
+		}
+		return r.occFull(false)
+	}
+	o := r.occSlot(key)
+	if lost && o.running {
+		r.occ = append(r.occ, wire.Occupancy{Time: uint64(now - 1)})
+	}
+	o.running, o.pc = true, pc
+	r.occ = append(r.occ, wire.Occupancy{PC: pc, Time: uint64(now), CU: cu, SIMD: simd, WaveID: slot,
+		Start: true, MEID: me, PipeID: pipe, IsExt: isExt, WorkgroupID: wg})
+	if err := r.occFull(true); err != nil {
+		return err
+	}
+	if target {
+		s := &r.slots[slot]
+		for n := len(*s); n > 0 && (*s)[n-1].ended; n = len(*s) {
+			w := (*s)[n-1]
+			*s = (*s)[:n-1]
+			if err := r.emitWave(w); err != nil {
+				return err
+			}
+		}
+		r.newWave(now, slot, pc, me, pipe, wg)
+	}
+	return nil
+}
+
+// occFull flushes pending occupancy records when PoolLimit is reached or,
+// at a wave start of a double-buffered capture, at 65536.
+func (r *rdna) occFull(start bool) error {
+	if n := len(r.occ) + len(r.occFront); n >= r.ps.limit || start && r.doubleBuffer && n >= occupancyDBFlush {
+		return r.flushOcc()
+	}
+	return nil
+}
+
+func (r *rdna) flushOcc() error {
+	batch := r.occ
+	if len(r.occFront) > 0 {
+		batch = r.occBatch[:0]
+		for i := len(r.occFront) - 1; i >= 0; i-- {
+			batch = append(batch, r.occFront[i])
+		}
+		batch = append(batch, r.occ...)
+		r.occBatch = batch
+	}
+	for i := range batch {
+		batch[i].PC = r.regs.code.late(batch[i].PC)
+	}
+	err := r.em.occupancy(batch)
+	r.occ, r.occFront = r.occ[:0], r.occFront[:0]
+	return err
+}
+
+func (r *rdna) waveEnd(t rdnaTok) error {
+	v, now := t.v, t.t
+	sa, simd, slot := uint8(v>>8&1), uint8(v>>9&3), uint8(v>>15&31)
+	var wgp uint8
+	if r.version <= 3 {
+		wgp = uint8(v >> 11 & 7)
+	} else {
+		wgp = uint8(v >> 11 & 15)
+	}
+	cu := sa<<7 + wgp
+	if cu == r.target && simd == r.targetSIMD {
+		if w := r.top(uint64(slot)); w != nil {
+			w.complete(now)
+		}
+	}
+	o := r.occSlot(int(cu)<<7 | int(simd)<<5 | int(slot))
+	var pc wire.PC
+	if o.running {
+		pc, o.running = o.pc, false
+	} else {
+		r.occFront = append(r.occFront, wire.Occupancy{CU: cu, SIMD: simd, WaveID: slot, Start: true})
+	}
+	r.occ = append(r.occ, wire.Occupancy{PC: r.regs.code.late(pc), Time: uint64(now), CU: cu, SIMD: simd,
+		WaveID: slot})
+	return r.occFull(false)
+}
+
+func (r *rdna) misc(t rdnaTok) error {
+	f := t.v >> 16 & 0xFF
+	ev := func(typ wire.EventType) error { return r.event(typ, t.t, 0, 0, 0, 0) }
+	if f&1 != 0 {
+		if r.version <= 2 {
+			if err := r.packetLoss(t.t); err != nil {
+				return err
+			}
+		} else if err := ev(wire.EventSPMSample); err != nil {
+			return err
+		}
+	}
+	if f&2 != 0 {
+		if err := ev(wire.EventGCRinse); err != nil {
+			return err
+		}
+	}
+	if f&8 != 0 {
+		for s := range r.slots {
+			if w := r.top(uint64(s)); w != nil && w.trap == trapRestored {
+				w.trap = trapStandby
+			}
+		}
+		if err := ev(wire.EventSaveContext); err != nil {
+			return err
+		}
+	}
+	if f&0x10 != 0 {
+		if err := ev(wire.EventTTStallBegin); err != nil {
+			return err
+		}
+	}
+	if f&0x20 != 0 {
+		if err := ev(wire.EventTTStallEnd); err != nil {
+			return err
+		}
+	}
+	if f&0x40 != 0 {
+		if err := ev(wire.EventDIDTStallBegin); err != nil {
+			return err
+		}
+	}
+	if f&0x80 != 0 {
+		return ev(wire.EventDIDTStallEnd)
+	}
+	return nil
+}
+
+func (r *rdna) reg(t rdnaTok) error {
+	v := t.v
+	pipe, me := uint8(v>>7&3), uint8(v>>9&3)
+	cs := v>>15&1 != 0
+	addr, data := uint32(v>>16&0xFFFF), uint32(v>>32)
+	if cs {
+		// Dispatches come from REG_INIT and flush events from EVENT on
+		// RDNA: only the latches matter here.
+		r.regs.csWrite(addr, data, me, pipe, r.version)
+	}
+	if (!cs || r.version <= 2) && addr == regUserData2 {
+		if ev, _ := r.regs.userData2(data, me, pipe); ev != nil {
+			return r.event(ev.typ, t.t, me, pipe, 0, uint64(uint32(ev.id)))
+		}
+	}
+	return nil
+}
+
+func (r *rdna) eventTok(t rdnaTok) error {
+	v := t.v
+	var typ wire.EventType
+	switch v >> 18 & 0x3F {
+	case 7:
+		typ = wire.EventCSPartialFlush
+	case 4, 6, 0x14, 0x16:
+		typ = wire.EventCacheFlush
+	case 0x28:
+		typ = wire.EventBottomOfPipeTS
+	case 0x36:
+		typ = wire.EventTTFlush
+	default:
+		return nil
+	}
+	flags := uint16(1)
+	if v>>11&1 != 0 {
+		flags |= 2
+	}
+	return r.event(typ, t.t, uint8(v>>14&1), uint8(v>>16&3), flags, 0)
+}
+
+func (r *rdna) shaderData(t rdnaTok) error {
+	v := t.v
+	s := wire.ShaderData{Time: t.t}
+	short := t.typ == rShaderDataShort
+	if r.version <= 3 {
+		if r.version > 2 && v>>14&1 != 0 {
+			return nil
+		}
+		s.CU = uint8(v>>8&1)<<7 + uint8(v>>11&7)
+		s.SIMD, s.WaveID = uint8(v>>9&3), uint8(v>>15&31)
+		if short {
+			s.Value = v >> 20 & 0xFF
+		} else {
+			s.Value = v >> 20 & 0xFFFFFFFF
+		}
+	} else {
+		s.CU = uint8(v>>10&1)<<7 + uint8(v>>13&15)
+		s.SIMD, s.WaveID = uint8(v>>11&3), uint8(v>>17&31)
+		var sdt uint64
+		if short {
+			s.Value, sdt = v>>22&0xFF, v>>30&3
+		} else {
+			s.Value, sdt = v>>22&0xFFFFFFFF, v>>54&3
+		}
+		if sdt != 0 {
+			s.Flags |= 1 << wire.ShaderDataPRIV
+		}
+	}
+	if short {
+		s.Flags |= 1 << wire.ShaderDataIMM
+	}
+	r.sd = append(r.sd, s)
+	if len(r.sd) >= shaderDataFlush {
+		err := r.em.shaderData(r.sd)
+		r.sd = r.sd[:0]
+		return err
+	}
+	return nil
+}
+
+func (r *rdna) flushRealtime() error {
+	err := r.em.realtime(r.realtime)
+	r.realtime = r.realtime[:0]
+	return err
+}
+
+// endOfBuffer delivers what the library delivers at and after the end of
+// a buffer (2.3.6, 4.3).
+func (r *rdna) endOfBuffer() error {
+	if _, err := r.lossAt(r.clock); err != nil {
+		return err
+	}
+	for s := range r.slots {
+		for _, w := range r.slots[s] {
+			w.retranslate(&r.regs.code)
+		}
+	}
+	if err := r.flushOcc(); err != nil {
+		return err
+	}
+	if err := r.flushRealtime(); err != nil {
+		return err
+	}
+	if err := r.em.shaderData(r.sd); err != nil {
+		return err
+	}
+	if err := r.em.otherSIMD(r.other); err != nil {
+		return err
+	}
+	for s := range r.slots {
+		for _, w := range r.slots[s] {
+			if err := r.emitWave(w); err != nil {
+				return err
+			}
+		}
+		r.slots[s] = nil
+	}
+	if r.packetLost {
+		if err := r.em.infoRec(wire.InfoDataLost); err != nil {
+			return err
+		}
+	}
+	if f := r.regs.rtFreq; f != 0 && !r.ps.sentRTFreq {
+		r.ps.sentRTFreq = true
+		return r.em.rtFrequency(f)
+	}
+	return nil
+}
+
+// otherSIMD delivers a batch of INST_OTHER_SIMD records.
+func (e *emitter) otherSIMD(o []wire.OtherSIMD) error {
+	if len(o) == 0 {
+		return e.err
+	}
+	e.b = wire.Batch{Type: wire.TypeInstOtherSIMD, OtherSIMD: o}
+	return e.send()
+}

@@ -1,0 +1,152 @@
+package sqtt
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// decodeAll is decode with the other-SIMD records kept too.
+func decodeAll(t testing.TB, data []byte, p *table) ([]wire.Batch, error) {
+	t.Helper()
+	var out []wire.Batch
+	var prov isa.Provider
+	if p != nil {
+		prov = p
+	}
+	err := New().Decode(context.Background(), bytes.NewReader(data), prov, func(b *wire.Batch) error {
+		c := cloneBatch(b)
+		c.OtherSIMD = append(c.OtherSIMD, b.OtherSIMD...)
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+// Appendix B.3 of sqtt-format.md: gfx12.
+const vectorB3 = `
+11 02 00 00 00 00 00 00 09 80 0c 00 20 00 00 00
+09 80 0d 00 00 00 00 00 f8 f8 f8 f8 f8 18 0c 00
+00 02 22 10 b0 01 74 01 00 2a a0 d0 05 f5 00 00
+00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00`
+
+var b3Rows = []string{
+	"0x2000 8 s_load_b32 s0, s[0:1], 0x0",
+	"0x2008 4 v_mov_b32_e32 v0, s0",
+	"0x200c 4 v_add_f32_e32 v1, v0, v0",
+	"0x2010 4 s_nop 0",
+	"0x2014 4 s_endpgm",
+}
+
+// Appendix B.4: gfx11, with a barrier.
+const vectorB4 = `
+91 01 00 00 00 00 00 00 09 80 0c 00 20 00 00 00
+09 80 0d 00 00 00 00 00 f8 f8 f8 f8 f8 18 0c 00
+00 02 42 20 b0 01 74 01 00 52 40 21 05 26 3b 50
+0f 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+00 00`
+
+var b4Rows = []string{
+	"0x2000 8 s_load_b32 s0, s[0:1], 0x0",
+	"0x2008 4 v_mov_b32_e32 v0, s0",
+	"0x200c 4 v_add_f32_e32 v1, v0, v0",
+	"0x2010 4 s_barrier",
+	"0x2014 4 v_add_f32_e32 v2, v0, v0",
+	"0x2018 4 s_endpgm",
+}
+
+// rdnaOccStart and rdnaOccEnd build RDNA occupancy records (is_ext 0).
+func rdnaOccStart(addr, coid, time uint64, cu, simd, wave, me, pipe uint8) wire.Occupancy {
+	return wire.Occupancy{PC: wire.PC{Address: addr, CodeObjectID: coid}, Time: time, CU: cu, SIMD: simd,
+		WaveID: wave, Start: true, MEID: me, PipeID: pipe}
+}
+
+func rdnaOccEnd(addr, coid, time uint64, cu, simd, wave uint8) wire.Occupancy {
+	return wire.Occupancy{PC: wire.PC{Address: addr, CodeObjectID: coid}, Time: time, CU: cu, SIMD: simd,
+		WaveID: wave}
+}
+
+func TestVectorB3(t *testing.T) {
+	isa := newTable(0, b3Rows...)
+	got, err := decodeAll(t, unhex(t, vectorB3), isa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []wire.Batch{
+		gfxip(12),
+		occB(rdnaOccStart(0x2000, 0, 100, 0, 0, 0, 0, 0), rdnaOccEnd(0x2000, 0, 127, 0, 0, 0)),
+		waveB(wire.Wave{BeginTime: 100, EndTime: 127, WorkgroupID: 0,
+			Instructions: []wire.Instruction{
+				in(wire.CatSMEM, 104, 1, 0, 0x2000, 0),
+				in(wire.CatVALU, 107, 1, 0, 0x2008, 0),
+				in(wire.CatVALU, 110, 6, 5, 0x200c, 0),
+				in(wire.CatImmed, 116, 5, 4, 0x2010, 0),
+				in(wire.CatMessage, 121, 6, 0, 0x2014, 0),
+			},
+			Timeline: tl(sIdle, 4, sExec, 6, sStall, 5, sExec, 1, sWait, 5, sExec, 6),
+		}),
+	}
+	check(t, got, want)
+	var wantQ []wire.PC
+	for _, a := range []uint64{0x2000, 0x2008, 0x200c, 0x2010, 0x2014, 0x2018} {
+		wantQ = append(wantQ, wire.PC{Address: a})
+	}
+	if !reflect.DeepEqual(isa.queries, wantQ) {
+		t.Errorf("ISA queries %v, want %v", isa.queries, wantQ)
+	}
+}
+
+func TestVectorB4(t *testing.T) {
+	got, err := decodeAll(t, unhex(t, vectorB4), newTable(0, b4Rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Newest behaviour: the barrier IMMED is extended to the next token
+	// as a MESSAGE (2.3.6 bx); 0.1.6 kept IMMED 116 5 4 (A.3).
+	want := []wire.Batch{
+		gfxip(11),
+		occB(rdnaOccStart(0x2000, 0, 100, 0, 0, 0, 0, 0), rdnaOccEnd(0x2000, 0, 134, 0, 0, 0)),
+		waveB(wire.Wave{BeginTime: 100, EndTime: 134,
+			Instructions: []wire.Instruction{
+				in(wire.CatSMEM, 104, 1, 0, 0x2000, 0),
+				in(wire.CatVALU, 107, 1, 0, 0x2008, 0),
+				in(wire.CatVALU, 109, 7, 6, 0x200c, 0),
+				in(wire.CatMessage, 116, 11, 4, 0x2010, 0),
+				in(wire.CatVALU, 127, 1, 0, 0x2014, 0),
+				in(wire.CatMessage, 128, 6, 0, 0x2018, 0),
+			},
+			Timeline: tl(sIdle, 4, sExec, 5, sStall, 6, sExec, 1, sWait, 12, sExec, 6),
+		}),
+	}
+	check(t, got, want)
+}
+
+// The hand encoder reproduces the appendix streams bit for bit.
+func TestRBEncodesVectors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want string
+		rb   *rb
+	}{
+		{"B.3", vectorB3, newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).
+			at(95).at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
+			at(104).inst(0, 1).at(107).valu(0).at(110).ready(1).at(115).inst(0, 10).
+			at(120).immOne(0).at(127).waveEnd(0, 0, 0, 0)},
+		{"B.4", vectorB4, newRB(11).header(3, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).
+			at(95).at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
+			at(104).inst(0, 1).at(107).valu(0).at(110).ready(1).at(115).inst(0, 10).
+			at(120).inst(0, 19).at(127).valu(0).at(134).waveEnd(0, 0, 0, 0)},
+	} {
+		got := tc.rb.bytes()
+		want := unhex(t, tc.want)
+		if !bytes.Equal(got, want[:len(got)]) || !bytes.Equal(want[len(got):], make([]byte, len(want)-len(got))) {
+			t.Errorf("%s:\n got % x\nwant % x", tc.name, got, want)
+		}
+	}
+}
