@@ -41,6 +41,28 @@ var loopKernel = []row{
 	{0x148, 4, "s_endpgm"},
 }
 
+// callKernel calls a function with s_swappc; the function returns with
+// s_setpc.
+var callKernel = []row{
+	{0x100, 8, "s_load_dwordx2 s[0:1], s[4:5], 0x0"},
+	{0x108, 4, "s_getpc_b64 s[16:17]"},
+	{0x10c, 8, "s_add_u32 s16, s16, 0xf4"},
+	{0x114, 4, "s_addc_u32 s17, s17, 0"},
+	{0x118, 4, "s_swappc_b64 s[30:31], s[16:17]"},
+	{0x11c, 4, "s_waitcnt lgkmcnt(0)"},
+	{0x120, 4, "s_endpgm"},
+	{0x200, 4, "v_add_u32_e32 v0, v0, v0"},
+	{0x204, 4, "s_cbranch_execz 2"},
+	{0x208, 8, "v_mul_lo_u32 v1, v0, v0"},
+	{0x210, 4, "s_setpc_b64 s[30:31]"},
+}
+
+func callIndex() *wire.Index {
+	ix := handIndex(0, callKernel)
+	ix.Rows = append(ix.Rows, wire.Row{Kind: wire.RowFunction, Vaddr: 0x200, Text: "; _helper", Source: "helper"})
+	return ix
+}
+
 func TestClassify(t *testing.T) {
 	for text, want := range map[string]lineClass{
 		"s_load_dwordx2 s[0:1], s[4:5], 0x0": clsSMEM,

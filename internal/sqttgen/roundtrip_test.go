@@ -94,8 +94,12 @@ func TestRoundTripNative(t *testing.T) {
 // TestRoundTripHand covers raw addresses (code object 0, no
 // instrumentation) with the hand-written kernel.
 func TestRoundTripHand(t *testing.T) {
-	ix := handIndex(0, loopKernel)
-	for seed := uint64(1); seed <= 10; seed++ {
+	calls := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		ix := handIndex(0, loopKernel)
+		if seed%2 == 0 {
+			ix = callIndex()
+		}
 		cfg := seedConfig(ix, seed)
 		cfg.Instrument, cfg.LateLoad, cfg.PerfInterval = false, false, 0
 		cfg.Kernels = []Kernel{{Entry: 0x100}}
@@ -110,6 +114,18 @@ func TestRoundTripHand(t *testing.T) {
 		if d := Diff(want, got); d != "" {
 			t.Fatalf("seed %d: config %+v\n%s", seed, cfgSummary(cfg), d)
 		}
+		for _, b := range want {
+			for _, w := range b.Waves {
+				for _, in := range w.Instructions {
+					if in.PC.Address == 0x200 {
+						calls++
+					}
+				}
+			}
+		}
+	}
+	if calls == 0 {
+		t.Fatal("no wave called the function")
 	}
 }
 

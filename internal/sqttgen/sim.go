@@ -298,7 +298,7 @@ func (g *gen) run() (Stats, error) {
 		g.rtV = uint64(g.r.intn(16))<<32 | 0xFFFFF000 + uint64(g.r.intn(0x800))
 	}
 	if cfg.Events {
-		add(&actor{kind: actEvents, t: t0 + 4*int64(g.r.rangeIn(100, 1000))})
+		add(&actor{kind: actEvents, t: t0 + 4*int64(g.r.rangeIn(10, 200))})
 	}
 	g.cal.init(e.clock)
 	for _, a := range g.actors {
@@ -527,7 +527,7 @@ func (g *gen) step(a *actor) {
 			e.misc(d, miscTime)
 			e.timeResetNeutral()
 		}
-		a.t = e.clock + 4*int64(g.r.rangeIn(50, 1000))
+		a.t = e.clock + 4*int64(g.r.rangeIn(20, 400))
 	case actLateLoad:
 		d := g.e.at(a.t)
 		g.e.misc(d, miscTime)
