@@ -91,14 +91,18 @@ func cdecGoData(buf **C.uint8_t, size *C.uint64_t, ud C.uintptr_t) (more C.uint6
 	if s.failed() {
 		return 0
 	}
-	for s.next < len(s.bufs) {
-		b := s.bufs[s.next]
+	for s.next < len(s.chunks) {
+		c := s.chunks[s.next]
 		s.next++
-		if len(b) == 0 {
+		if c.n == 0 {
 			continue // an empty buffer would end the library's loop
 		}
-		*buf = (*C.uint8_t)(s.cbuf(b))
-		*size = C.uint64_t(len(b))
+		p := c.c
+		if p == nil {
+			p = s.cbuf(c.goBuf)
+		}
+		*buf = (*C.uint8_t)(p)
+		*size = C.uint64_t(c.n)
 		return 1
 	}
 	return 0

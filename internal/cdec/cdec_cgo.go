@@ -497,26 +497,81 @@ func (d *Decoder) Close() error {
 }
 
 // Decode implements backend.Decoder: it reads the whole trace from r (one
-// shader engine's .att file) and decodes it in one parse call. With a nil
-// provider, a V2 library disassembles the code objects given to
-// AddCodeObject itself.
+// shader engine's .att file) straight into C memory and decodes it in one
+// parse call. With a nil provider, a V2 library disassembles the code
+// objects given to AddCodeObject itself.
 func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit backend.Emit) error {
-	data, err := io.ReadAll(r)
+	c, err := readAllC(r)
 	if err != nil {
 		return err
 	}
-	return d.decode(ctx, [][]byte{data}, true, p, emit)
+	return d.decode(ctx, []chunk{c}, true, p, emit)
 }
 
 // DecodeBuffers decodes several trace buffers in one parse call through the
 // library's data callback. Each buffer is decoded as an independent trace
 // (its own header and time base); the ISA cache, GFXIP, once-only infos and
-// RT_FREQUENCY are shared by the call (sqtt-format.md §5.1).
+// RT_FREQUENCY are shared by the call (sqtt-format.md §5.1). Empty buffers
+// are skipped: the library takes an empty buffer as the end of the data.
 func (d *Decoder) DecodeBuffers(ctx context.Context, bufs [][]byte, p isa.Provider, emit backend.Emit) error {
-	return d.decode(ctx, bufs, false, p, emit)
+	chunks := make([]chunk, len(bufs))
+	for i, b := range bufs {
+		chunks[i] = chunk{goBuf: b, n: len(b)}
+	}
+	return d.decode(ctx, chunks, false, p, emit)
 }
 
-func (d *Decoder) decode(ctx context.Context, bufs [][]byte, direct bool, p isa.Provider, emit backend.Emit) error {
+// A chunk is one trace buffer: Go bytes copied to C memory when the library
+// asks for them, or C memory already (c non-nil).
+type chunk struct {
+	goBuf []byte
+	c     unsafe.Pointer
+	n     int
+}
+
+// readAllC reads r into C memory (NULL for empty input).
+func readAllC(r io.Reader) (chunk, error) {
+	size := 1 << 20
+	p := C.malloc(C.size_t(size))
+	if p == nil {
+		return chunk{}, errors.New("out of C memory")
+	}
+	n := 0
+	for {
+		if n == size {
+			size *= 2
+			q := C.realloc(p, C.size_t(size))
+			if q == nil {
+				C.free(p)
+				return chunk{}, fmt.Errorf("out of C memory for a %d-byte trace", size)
+			}
+			p = q
+		}
+		m, err := r.Read(unsafe.Slice((*byte)(p), size)[n:])
+		n += m
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			C.free(p)
+			return chunk{}, err
+		}
+	}
+	if n == 0 {
+		C.free(p)
+		return chunk{}, nil
+	}
+	return chunk{c: p, n: n}, nil
+}
+
+func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa.Provider, emit backend.Emit) error {
+	s := &session{ctx: ctx, p: p, emit: emit, chunks: chunks}
+	for _, c := range chunks {
+		if c.c != nil {
+			s.cmem = append(s.cmem, c.c) // freed with the session
+		}
+	}
+	defer s.free()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -528,33 +583,28 @@ func (d *Decoder) decode(ctx context.Context, bufs [][]byte, direct bool, p isa.
 	if p == nil && !d.lib.v2 {
 		return cli.Errorf(cli.ExitLibrary, "%s (version %s) has only the V1 API and no built-in disassembly: decode with an index", d.lib.path, d.Version())
 	}
-	s := &session{ctx: ctx, p: p, emit: emit, bufs: bufs}
 	h := cgo.NewHandle(s)
 	defer h.Delete()
-	defer s.free()
 	ud := C.uintptr_t(h)
 
 	var status C.int
 	switch {
 	case !d.lib.v2:
 		status = C.cdec_parse_data(d.lib.fns.parse_data, ud)
-	case direct && len(bufs) == 1:
+	case direct && len(chunks) == 1:
 		// As upstream's Python layer: the whole buffer in one parse
-		// call (NULL and 0 for empty input), in C memory.
-		var ptr unsafe.Pointer
-		if len(bufs[0]) > 0 {
-			ptr = s.cbuf(bufs[0])
-		}
+		// call (NULL and 0 for empty input).
 		if err := d.setISA(p != nil, ud); err != nil {
 			return err
 		}
-		status = C.cdec_parse(d.lib.fns.parse, d.handle, ptr, C.uint64_t(len(bufs[0])), ud)
+		status = C.cdec_parse(d.lib.fns.parse, d.handle, chunks[0].c, C.uint64_t(chunks[0].n), ud)
 		d.setISA(false, 0)
 	default:
 		if err := d.setISA(p != nil, ud); err != nil {
 			return err
 		}
 		if err := d.check("set_se_data_callback", C.cdec_set_se(d.lib.fns.set_se_data_callback, d.handle, 1, ud)); err != nil {
+			d.setISA(false, 0)
 			return err
 		}
 		status = C.cdec_parse(d.lib.fns.parse, d.handle, nil, 0, ud)
@@ -586,15 +636,15 @@ func (d *Decoder) setISA(enable bool, ud C.uintptr_t) error {
 // A session is the state of one parse call, reached from the callbacks
 // through a cgo.Handle.
 type session struct {
-	ctx   context.Context
-	p     isa.Provider
-	emit  backend.Emit
-	mu    sync.Mutex // callbacks may come from library threads
-	err   error      // first error; later callbacks fail fast
-	bufs  [][]byte   // buffers for the data callback
-	next  int
-	cmem  []unsafe.Pointer // C copies handed to the library, freed after parse
-	batch wire.Batch
+	ctx    context.Context
+	p      isa.Provider
+	emit   backend.Emit
+	mu     sync.Mutex // callbacks may come from library threads
+	err    error      // first error; later callbacks fail fast
+	chunks []chunk    // buffers for the data callback
+	next   int
+	cmem   []unsafe.Pointer // C copies handed to the library, freed after parse
+	batch  wire.Batch
 }
 
 // cbuf copies b into C memory that stays valid until the parse returns.

@@ -24,29 +24,61 @@ import (
 )
 
 // buildFixture compiles testdata/fixture.c, the test-fixture library that
-// stands in for librocprof-trace-decoder, into dir/name.
+// stands in for librocprof-trace-decoder, with go env CC and puts it at
+// dir/name. Each variant (set of -D flags) is compiled once per test binary
+// and copied, so every test loads its own instance.
 func buildFixture(t testing.TB, dir, name string, defines ...string) string {
 	t.Helper()
+	key := strings.Join(defines, " ")
+	fixtureMu.Lock()
+	built, ok := fixtureBuilt[key]
+	if !ok {
+		var err error
+		built, err = compileFixture(defines)
+		if err != nil {
+			fixtureMu.Unlock()
+			t.Fatal(err)
+		}
+		fixtureBuilt[key] = built
+	}
+	fixtureMu.Unlock()
+	data, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(dir, name)
+	if err := os.WriteFile(lib, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+var (
+	fixtureMu    sync.Mutex
+	fixtureBuilt = map[string]string{}
+	fixtureDir   string // removed by TestMain
+)
+
+func compileFixture(defines []string) (string, error) {
 	out, err := exec.Command("go", "env", "CC").Output()
 	if err != nil {
-		t.Fatalf("go env CC: %v", err)
+		return "", fmt.Errorf("go env CC: %v", err)
 	}
 	cc := strings.Fields(string(out))
 	if len(cc) == 0 {
-		t.Fatal("go env CC is empty: a C compiler is needed to build the test fixture library")
+		return "", errors.New("go env CC is empty: a C compiler is needed to build the test fixture library")
 	}
 	if _, err := exec.LookPath(cc[0]); err != nil {
-		t.Fatalf("C compiler %q (go env CC) not found: it is needed to build the test fixture library: %v", cc[0], err)
+		return "", fmt.Errorf("C compiler %q (go env CC) not found: it is needed to build the test fixture library: %v", cc[0], err)
 	}
-	lib := filepath.Join(dir, name)
+	lib := filepath.Join(fixtureDir, fmt.Sprintf("fixture%d.so", len(fixtureBuilt)))
 	args := append(cc[1:len(cc):len(cc)], "-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-Wall", "-Werror")
 	args = append(args, defines...)
 	args = append(args, "-o", lib, filepath.Join("testdata", "fixture.c"), "-lpthread")
-	cmd := exec.Command(cc[0], args...)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the fixture library: %v\n%s", err, msg)
+	if msg, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the fixture library: %v\n%s", err, msg)
 	}
-	return lib
+	return lib, nil
 }
 
 // loadFixture builds a fixture variant and loads it.
@@ -394,7 +426,7 @@ func echoes(t *testing.T, bs []wire.Batch) [][]byte {
 	return out
 }
 
-func chunk(rng *rand.Rand, n int) []byte {
+func randomChunk(rng *rand.Rand, n int) []byte {
 	b := append([]byte("echo\n\x00"), make([]byte, n)...) // the NUL ends the script
 	for i := 6; i < len(b); i++ {
 		b[i] = byte(rng.Uint32())
@@ -404,7 +436,7 @@ func chunk(rng *rand.Rand, n int) []byte {
 
 func TestDataCallbackChunks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	chunks := [][]byte{chunk(rng, 1000), chunk(rng, 1<<20), nil, chunk(rng, 3)}
+	chunks := [][]byte{randomChunk(rng, 1000), randomChunk(rng, 1<<20), nil, randomChunk(rng, 3)}
 	want := [][]byte{chunks[0], chunks[1], chunks[3]} // an empty buffer is skipped
 	for _, v1 := range []bool{false, true} {
 		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
@@ -760,5 +792,13 @@ func TestMissingLibrary(t *testing.T) {
 var _ backend.Emit = (&collector{}).emit
 
 func TestMain(m *testing.M) {
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "cdec-fixture-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fixtureDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
