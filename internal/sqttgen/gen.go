@@ -68,6 +68,9 @@ type Config struct {
 	// OTHER_MSG, spec A.3). Otherwise a barrier is one IMMED.
 	BarrierMessages bool
 
+	// Pipeline lets waves issue further instructions before the INST
+	// token of a memory instruction arrives.
+	Pipeline bool
 	// Replays adds XNACK replay INST tokens after memory instructions.
 	Replays bool
 	// Truncate ends the trace as soon as the first wave slot is done, with

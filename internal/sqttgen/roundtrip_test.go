@@ -41,6 +41,7 @@ func seedConfig(ix *wire.Index, seed uint64) Config {
 		Events:          r.oneIn(2),
 		PacketLoss:      r.oneIn(3),
 		Replays:         r.oneIn(2),
+		Pipeline:        r.oneIn(2),
 		Truncate:        r.oneIn(5),
 		BarrierMessages: r.oneIn(2),
 		DoubleBuffer:    r.oneIn(4),

@@ -307,6 +307,37 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		name: "one ISSUE token for two waves",
+		ix:   b1Index(0x1000, 0),
+		build: func(e *enc) {
+			startWave(e)
+			e.waveStart(0, 0, 0, 0, 1, 1, 0, 2, 0)
+			st := [10]uint8{issueInst, issueInst}
+			e.issue(e.at(120), 0, &st, &[10]wire.PC{})
+			e.inst(0, 0, 1, instSMEMRd)
+			e.inst(e.at(124), 0, 0, instSMEMRd)
+			st = [10]uint8{issueImmed, issueStall}
+			e.issue(e.at(132), 0, &st, &[10]wire.PC{})
+			st = [10]uint8{issueNone, issueImmed}
+			e.issue(e.at(140), 0, &st, &[10]wire.PC{})
+			e.waveEnd(e.at(160), 0, 0, 0, 1)
+			e.waveEnd(0, 0, 0, 0, 0)
+		},
+		check: func(t *testing.T, want []wire.Batch) {
+			ws := batchesOf(want, wire.TypeWave)
+			if len(ws) != 2 {
+				t.Fatalf("%d waves, want 2", len(ws))
+			}
+			for _, b := range ws {
+				w := b.Waves[0]
+				if len(w.Instructions) != 2 || w.Instructions[0].Category != wire.CatSMEM ||
+					w.Instructions[1].Category != wire.CatImmed || w.Instructions[1].PC.Address != 0x1008 {
+					t.Fatalf("wave slot %d: %+v", w.WaveID, w.Instructions)
+				}
+			}
+		},
+	},
+	{
 		name: "end without start",
 		ix:   b1Index(0x1000, 0),
 		build: func(e *enc) {

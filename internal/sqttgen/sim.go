@@ -55,11 +55,12 @@ const (
 // ev is one queued token of a slot: line is the program line an ISSUE or
 // INST_PC refers to, data the value of a SHADERDATA.
 type ev struct {
-	t    int64
-	kind uint8
-	typ  uint8
-	line int32
-	data uint32
+	t        int64
+	kind     uint8
+	typ      uint8
+	deferred bool // an INST token that may come after later issues
+	line     int32
+	data     uint32
 }
 
 type walk struct {
@@ -74,6 +75,7 @@ type walk struct {
 	// last memory INST type (for XNACK replays), instructions since
 	lastMem  uint8
 	sinceMem int
+	lastInst int64 // time of the latest INST token: they come in issue order
 }
 
 // Actor kinds.
@@ -95,9 +97,24 @@ type actor struct {
 	simd, slot, cu uint8
 	waves          int // waves left to start in this slot
 	w              *walk
-	q              []ev
+	q              []ev // queued tokens, by time, from qh on
 	qh             int
+	prim           int // queued tokens that are not deferred INSTs
 	running        bool
+}
+
+// push queues e in time order (after the queued tokens of the same time).
+func (a *actor) push(e ev) {
+	if !e.deferred {
+		a.prim++
+	}
+	i := len(a.q)
+	for i > a.qh && a.q[i-1].t > e.t {
+		i--
+	}
+	a.q = append(a.q, ev{})
+	copy(a.q[i+1:], a.q[i:])
+	a.q[i] = e
 }
 
 type gen struct {
@@ -273,7 +290,7 @@ func (g *gen) run() (Stats, error) {
 		for slot := 0; slot < cfg.WavesPerSIMD; slot++ {
 			a := &actor{kind: actSlot, simd: uint8(simd), slot: uint8(slot), waves: cfg.WavesPerSlot,
 				t: t0 + 4*int64(g.r.intn(40))}
-			a.q = append(a.q, ev{t: a.t, kind: evStart})
+			a.push(ev{t: a.t, kind: evStart})
 			add(a)
 			g.slots++
 		}
@@ -539,15 +556,20 @@ func (g *gen) step(a *actor) {
 // stepSlot writes the slot's next event and plans more when its queue is
 // empty.
 func (g *gen) stepSlot(a *actor) {
-	if a.qh >= len(a.q) {
-		a.q, a.qh = a.q[:0], 0
+	for a.prim == 0 && !a.done {
 		g.plan(a)
-		if a.done {
-			return
-		}
 	}
-	ev := &a.q[a.qh]
+	if a.qh >= len(a.q) {
+		return
+	}
+	ev := a.q[a.qh]
 	a.qh++
+	if !ev.deferred {
+		a.prim--
+	}
+	if a.qh == len(a.q) {
+		a.q, a.qh = a.q[:0], 0
+	}
 	e := g.e
 	d := e.at(ev.t)
 	simd, slot := uint64(a.simd), uint64(a.slot)
@@ -578,12 +600,12 @@ func (g *gen) stepSlot(a *actor) {
 		e.waveEnd(d, 0, uint64(g.cfg.TargetCU), simd, slot)
 		a.w = nil
 	}
-	if a.qh >= len(a.q) {
-		a.q, a.qh = a.q[:0], 0
+	for a.prim == 0 && !a.done {
 		g.plan(a)
-		if a.done {
-			return
-		}
+	}
+	if a.qh >= len(a.q) {
+		a.done = true
+		return
 	}
 	a.t = a.q[a.qh].t
 	if a.t == g.e.clock && g.err == nil {
@@ -612,11 +634,11 @@ func (g *gen) plan(a *actor) {
 			}
 			return
 		}
-		a.q = append(a.q, ev{t: g.e.clock + 4*int64(g.r.rangeIn(1, 50)), kind: evStart})
+		a.push(ev{t: g.e.clock + 4*int64(g.r.rangeIn(1, 50)), kind: evStart})
 		return
 	}
 	if w.done {
-		a.q = append(a.q, ev{t: max(w.ready+4*int64(g.r.rangeIn(0, 5)), g.holdEnds), kind: evEnd})
+		a.push(ev{t: max(w.ready+4*int64(g.r.rangeIn(0, 5)), g.holdEnds, w.lastInst+4), kind: evEnd})
 		return
 	}
 	if err := g.planInst(a, w); err != nil && g.err == nil {
@@ -653,9 +675,10 @@ func (g *gen) planInst(a *actor, w *walk) error {
 	if g.cfg.Replays && w.lastMem != 0xFF && w.sinceMem >= 1 && r.oneIn(12) {
 		// An XNACK replay of the last memory instruction: its own ISSUE
 		// and INST; the decoder extends the original and drops it.
-		a.q = append(a.q, ev{t: w.ready, kind: evIssue, line: w.cur})
-		tn := w.ready + 4*int64(r.rangeIn(0, 20))
-		a.q = append(a.q, ev{t: tn, kind: evInst, typ: replayType[w.lastMem]})
+		a.push(ev{t: w.ready, kind: evIssue, line: w.cur})
+		tn := max(w.ready+4*int64(r.rangeIn(0, 20)), w.lastInst)
+		w.lastInst = tn
+		a.push(ev{t: tn, kind: evInst, typ: replayType[w.lastMem]})
 		w.ready = tn + 4*int64(r.rangeIn(0, 2))
 		w.lastMem = 0xFF
 	}
@@ -680,21 +703,26 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		case clsVMEM, clsFLAT, clsLDS:
 			delay = 8
 		}
-		w.ready = g.issueInstr(a, t, li, typ, delay) + g.gap()
+		pipe := false
+		if g.cfg.Pipeline && delay == 8 && r.oneIn(2) {
+			pipe, delay = true, 40
+		}
+		w.ready = g.issueInstr(a, w, t, li, typ, delay, pipe) + g.gap()
 		if g.cfg.ShaderData && r.oneIn(32) {
-			a.q = append(a.q, ev{t: w.ready, kind: evSData, data: uint32(r.next())})
+			a.push(ev{t: w.ready, kind: evSData, data: uint32(r.next())})
 		}
 	case kindImmed:
 		w.ready = g.immed(a, t, li, true) + g.gap()
 	case kindTTrace:
 		end := g.immed(a, t, li, false)
-		a.q = append(a.q, ev{t: t, kind: evSData, data: uint32(r.next())})
+		a.push(ev{t: t, kind: evSData, data: uint32(r.next())})
 		w.ready = end + g.gap()
 	case kindBarrier:
 		if w.anchor || g.cfg.BarrierMessages && r.oneIn(2) {
-			a.q = append(a.q, ev{t: t, kind: evIssue, line: li})
-			tn := t + 4*int64(r.intn(3))
-			a.q = append(a.q, ev{t: tn, kind: evInst, typ: instOtherMsg})
+			a.push(ev{t: t, kind: evIssue, line: li})
+			tn := max(t+4*int64(r.intn(3)), w.lastInst)
+			w.lastInst = tn
+			a.push(ev{t: tn, kind: evInst, typ: instOtherMsg})
 			t = tn + 4*int64(r.rangeIn(1, 30))
 		}
 		w.ready = g.immed(a, t, li, false) + g.gap()
@@ -707,7 +735,7 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		if taken {
 			typ, next = instJump, l.target
 		}
-		w.ready = g.issueInstr(a, t, li, typ, 2) + g.gap()
+		w.ready = g.issueInstr(a, w, t, li, typ, 2, false) + g.gap()
 	case kindSetPC, kindSwapPC:
 		dest := l.next
 		if l.kind == kindSwapPC {
@@ -724,8 +752,8 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		if dest < 0 {
 			return fmt.Errorf("%#x: %q: no destination in the program", l.pc.Address, l.text)
 		}
-		tn := g.issueInstr(a, t, li, instPC, 2)
-		a.q = append(a.q, ev{t: tn, kind: evInstPC, line: dest})
+		tn := g.issueInstr(a, w, t, li, instPC, 2, false)
+		a.push(ev{t: tn, kind: evInstPC, line: dest})
 		w.ready = tn + g.gap()
 		w.cur = dest
 		w.anchor = true
@@ -754,24 +782,30 @@ func (g *gen) gap() int64 {
 }
 
 // issueInstr queues an optional STALL, the ISSUE and the INST token of one
-// instruction at t and returns the INST token's time.
-func (g *gen) issueInstr(a *actor, t int64, li int32, typ uint8, delay int) int64 {
+// instruction at t and returns when the wave may issue again: after the
+// INST token, or 4 cycles after the ISSUE when pipe defers the INST token
+// past later issues (INST tokens still come in issue order).
+func (g *gen) issueInstr(a *actor, w *walk, t int64, li int32, typ uint8, delay int, pipe bool) int64 {
 	r := &g.r
 	v := r.next()
 	if v%6 == 0 {
-		a.q = append(a.q, ev{t: t, kind: evStall})
+		a.push(ev{t: t, kind: evStall})
 		t += 4 * int64(1+(v>>8)%6)
 	}
-	a.q = append(a.q, ev{t: t, kind: evIssue, line: li})
-	tn := t + 4*int64((v>>16)%uint64(delay+1))
-	a.q = append(a.q, ev{t: tn, kind: evInst, typ: typ})
+	a.push(ev{t: t, kind: evIssue, line: li})
+	tn := max(t+4*int64((v>>16)%uint64(delay+1)), w.lastInst)
+	w.lastInst = tn
+	a.push(ev{t: tn, kind: evInst, typ: typ, deferred: pipe})
+	if pipe {
+		return t + 4
+	}
 	return tn
 }
 
 // immed queues an ISSUE IMMED at t and returns when the wave may issue
 // again; wait makes some of them long (s_waitcnt, s_nop).
 func (g *gen) immed(a *actor, t int64, li int32, wait bool) int64 {
-	a.q = append(a.q, ev{t: t, kind: evImmed, line: li})
+	a.push(ev{t: t, kind: evImmed, line: li})
 	if wait {
 		if v := g.r.next(); v%3 == 0 {
 			return t + 4*int64(1+(v>>8)%100)
