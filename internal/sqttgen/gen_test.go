@@ -57,6 +57,19 @@ var callKernel = []row{
 	{0x210, 4, "s_setpc_b64 s[30:31]"},
 }
 
+// mfmaKernel has gfx950 scaled MFMA instructions (the MFMA_SCALE stitch
+// rule of spec §3.5) in a loop.
+var mfmaKernel = []row{
+	{0x100, 4, "s_mov_b32 s2, 0"},
+	{0x104, 8, "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3], v20, v21"},
+	{0x10c, 4, "v_add_u32_e32 v1, v1, v2"},
+	{0x110, 8, "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3], v20, v21"},
+	{0x118, 4, "s_add_u32 s2, s2, 1"},
+	{0x11c, 4, "s_cmp_lt_u32 s2, 10"},
+	{0x120, 4, "s_cbranch_scc1 65528"},
+	{0x124, 4, "s_endpgm"},
+}
+
 func callIndex() *wire.Index {
 	ix := handIndex(0, callKernel)
 	ix.Rows = append(ix.Rows, wire.Row{Kind: wire.RowFunction, Vaddr: 0x200, Text: "; _helper", Source: "helper"})

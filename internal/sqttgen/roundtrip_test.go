@@ -96,10 +96,13 @@ func TestRoundTripNative(t *testing.T) {
 // instrumentation) with the hand-written kernel.
 func TestRoundTripHand(t *testing.T) {
 	calls := 0
-	for seed := uint64(1); seed <= 20; seed++ {
+	for seed := uint64(1); seed <= 30; seed++ {
 		ix := handIndex(0, loopKernel)
-		if seed%2 == 0 {
+		switch seed % 3 {
+		case 1:
 			ix = callIndex()
+		case 2:
+			ix = handIndex(0, mfmaKernel)
 		}
 		cfg := seedConfig(ix, seed)
 		cfg.Instrument, cfg.LateLoad, cfg.PerfInterval = false, false, 0
