@@ -13,7 +13,9 @@
 // standard input; concatenated streams are fine, each part keeps the run of
 // its header. --index gives the code metadata (an index stream from
 // co-index, or a code.json): ISA text, source lines, labels and line
-// numbers. Without it every traced PC gets a row with empty text.
+// numbers. Without it every traced PC gets a row with empty text. The
+// counters of a code.json given as --index are not carried over: every run
+// starts from zero, as upstream's att_tool does.
 //
 // Formats:
 //
@@ -39,7 +41,9 @@
 // instructions read and ends with a summary on stderr.
 //
 // --jq FILTER folds only the wave records the jq program accepts (on the
-// JSON projection of att-decode --format json), e.g. '.simd == 0'.
+// JSON projection of att-decode --format json: type "wave", se, run, cu,
+// simd, wave_id, begin_time, end_time, instructions, …), e.g. '.simd == 0'
+// or '.begin_time >= 1000000'.
 //
 // --expect compares the counters with control CSVs (stats-CSV form; rows
 // of a PC add up over all files) as validate_expected does, prints each
