@@ -14,7 +14,7 @@ const (
 	rdnaSlots       = 32
 	otherSIMDFlush  = 65536
 	realtimeFlush   = 65536
-	rdnaQueueTokens = 1 << 16 // reorder queue bound (it stays tiny on real data)
+	rdnaQueueTokens = 1024 // reorder queue bound (it stays tiny on real data)
 )
 
 // rdnaTok is a delivered RDNA token: the 64-bit window at its start (for a
@@ -270,14 +270,13 @@ func (r *rdna) deliver(t rdnaTok) error {
 		t.t--
 	}
 	if n := len(r.q); n > r.qh && t.t < r.q[n-1].t {
-		// Put it at the front of the pending part.
-		r.q = append(r.q, rdnaTok{})
-		copy(r.q[r.qh+1:], r.q[r.qh:n])
-		r.q[r.qh] = t
-	} else {
-		r.q = append(r.q, t)
+		// It goes to the front, and the front is released at once: the
+		// queued tokens all have the time of the last one (they are only
+		// held while no later time has been seen).
+		return r.handle(t)
 	}
-	for r.qh < len(r.q) && (r.q[r.qh].t < r.q[len(r.q)-1].t || len(r.q)-r.qh > rdnaQueueTokens) {
+	r.q = append(r.q, t)
+	for r.qh < len(r.q) && (r.q[r.qh].t < t.t || len(r.q)-r.qh > rdnaQueueTokens) {
 		if err := r.handle(r.q[r.qh]); err != nil {
 			return err
 		}
@@ -484,14 +483,8 @@ func (r *rdna) inst(t rdnaTok) error {
 	} else {
 		slot, code = t.v>>7&31, t.v>>12&0xFF
 	}
-	m := r.insts[code]
+	m := r.mapInst(code)
 	cycles := m.cycles
-	if m.dp {
-		cycles *= r.dprate
-	}
-	if m.de {
-		cycles *= r.derate
-	}
 	if m.other {
 		r.other = append(r.other, wire.OtherSIMD{Size: 24, Time: t.t, Cycles: cycles, WGP: r.target,
 			Category: m.cat})
@@ -548,6 +541,19 @@ func (r *rdna) inst(t rdnaTok) error {
 	}
 	w.setState(wire.StateExec, now)
 	return nil
+}
+
+// mapInst maps an instruction code to its category and cycles, scaled by
+// the header's dp rate and derate (2.4).
+func (r *rdna) mapInst(code uint64) rdnaInst {
+	m := r.insts[code&0xFF]
+	if m.dp {
+		m.cycles *= r.dprate
+	}
+	if m.de {
+		m.cycles *= r.derate
+	}
+	return m
 }
 
 // extendContext extends a trailing CONTEXT instruction to t+1.

@@ -1,0 +1,396 @@
+package sqtt
+
+import (
+	"testing"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// Hand-built RDNA scenarios with expectations computed by hand from
+// sqtt-format.md 2.3, 2.4, 3 and 4.
+
+// scenarioJump: gfx12 with code-object instrumentation, a dispatch, an
+// EVENT, and s_setpc (code 5) followed by a 72-bit NEW_PC.
+func scenarioJump() []byte {
+	return newRB(12).header(4, 0, 0, 0, 0, 0, 0).
+		ud2(rocMagic).codeObject(0x10000, 0x100, 5, false).pgm(0, 0, 0x10000).
+		regInit(0, 0, 2, 1).
+		at(10).event(0x28, 0, 1, true).
+		at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
+		at(104).inst(0, codeJump).at(106).newPC(0, 0x10040).
+		at(110).valu(0).at(112).waveEnd(0, 0, 0, 0).pad()
+}
+
+func TestRDNAJumpInstrumentation(t *testing.T) {
+	isa := newTable(5, "0x0 4 s_setpc_b64 s[0:1]", "0x40 4 v_add_f32_e32 v1, v0, v0", "0x44 4 s_endpgm")
+	got, err := decodeAll(t, scenarioJump(), isa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []wire.Batch{
+		gfxip(12),
+		eventB(wire.Event{Type: wire.EventCodeObjectLoad, Payload: 5}),
+		dispatchB(wire.Dispatch{VGPRs: 8, SGPRs: 128, EntryPoint: wire.PC{Address: 0, CodeObjectID: 5}}),
+		eventB(wire.Event{Time: 10, Type: wire.EventBottomOfPipeTS, PipeID: 1, Flags: 3}),
+		occB(rdnaOccStart(0, 5, 100, 0, 0, 0, 0, 0), rdnaOccEnd(0, 5, 112, 0, 0, 0)),
+		waveB(wire.Wave{BeginTime: 100, EndTime: 112,
+			Instructions: []wire.Instruction{
+				in(wire.CatSALU, 104, 1, 0, 0x0, 5),
+				in(wire.CatVALU, 110, 1, 0, 0x40, 5),
+				in(wire.CatMessage, 111, 1, 0, 0x44, 5),
+			},
+			Timeline: tl(sIdle, 4, sExec, 8),
+		}),
+	}
+	check(t, got, want)
+}
+
+// scenarioTwoWaves: gfx11, target WGP 2 SIMD 1, two waves, IMMEDIATE with
+// a mask, an other-SIMD instruction, short shader data, a wave emitted at
+// the next start in its slot, and a wave end without a start.
+func scenarioTwoWaves() []byte {
+	return newRB(11).header(3, 1, 2, 0, 0, 0, 0).pgm(0, 0, 0x1000).
+		at(100).waveStart(0, 1, 2, 0, 0, 0, 1).at(101).waveStart(0, 1, 2, 1, 0, 0, 1).
+		at(105).immediate(0b11).at(107).inst(1, 80).
+		at(108).shaderData(true, 0, 1, 2, 1, 0x5a, 0).
+		at(110).waveEnd(0, 1, 2, 0).at(112).waveEnd(0, 1, 2, 1).
+		at(120).waveStart(0, 1, 2, 0, 0, 0, 1).
+		at(125).waveEnd(0, 0, 3, 4).
+		at(130).waveEnd(0, 1, 2, 0).pad()
+}
+
+func TestRDNATwoWaves(t *testing.T) {
+	isa := newTable(0, "0x1000 4 s_waitcnt lgkmcnt(0)", "0x1004 4 s_endpgm")
+	got, err := decodeAll(t, scenarioTwoWaves(), isa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := wire.Wave{CU: 2, SIMD: 1, WaveID: 0, BeginTime: 100, EndTime: 110,
+		Instructions: []wire.Instruction{
+			in(wire.CatImmed, 105, 1, 0, 0x1000, 0),
+			in(wire.CatMessage, 106, 4, 0, 0x1004, 0),
+		},
+		Timeline: tl(sIdle, 5, sWait, 1, sExec, 4),
+	}
+	want := []wire.Batch{
+		gfxip(11),
+		waveB(first),
+		occB(
+			wire.Occupancy{CU: 3, SIMD: 0, WaveID: 4, Start: true},
+			rdnaOccStart(0x1000, 0, 100, 2, 1, 0, 0, 0),
+			rdnaOccStart(0x1000, 0, 101, 2, 1, 1, 0, 0),
+			rdnaOccEnd(0x1000, 0, 110, 2, 1, 0),
+			rdnaOccEnd(0x1000, 0, 112, 2, 1, 1),
+			rdnaOccStart(0x1000, 0, 120, 2, 1, 0, 0, 0),
+			rdnaOccEnd(0, 0, 125, 3, 0, 4),
+			rdnaOccEnd(0x1000, 0, 130, 2, 1, 0),
+		),
+		sdB(wire.ShaderData{Time: 108, Value: 0x5a, CU: 2, SIMD: 1, WaveID: 1, Flags: 1}),
+		{Type: wire.TypeInstOtherSIMD, OtherSIMD: []wire.OtherSIMD{
+			{Size: 24, Time: 107, Cycles: 1, WGP: 2, Category: wire.CatLDS}}},
+		waveB(wire.Wave{CU: 2, SIMD: 1, WaveID: 0, BeginTime: 120, EndTime: 130,
+			Timeline: tl(sIdle, 10)}),
+		waveB(wire.Wave{CU: 2, SIMD: 1, WaveID: 1, BeginTime: 101, EndTime: 112,
+			Instructions: []wire.Instruction{
+				in(wire.CatImmed, 105, 1, 0, 0x1000, 0),
+				in(wire.CatMessage, 106, 6, 0, 0x1004, 0),
+			},
+			Timeline: tl(sIdle, 4, sWait, 1, sExec, 6),
+		}),
+	}
+	check(t, got, want)
+}
+
+// scenarioReorder: gfx10 with DPRate 3 (VALU code 12 lasts 4 cycles), a
+// WAVE_READY delivered one cycle early and so before an IMM_ONE of the
+// same time, and a MISC packet loss.
+func scenarioReorder() []byte {
+	return newRB(10).header(2, 0, 0, 0, 3, 0, 0).pgm(0, 0, 0x1000).
+		at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
+		at(104).inst(0, 12).at(110).valu(0).
+		at(115).immOne(0).ready(1).
+		at(117).misc(0x01).
+		at(120).inst(0, 1).at(125).waveEnd(0, 0, 0, 0).pad()
+}
+
+func TestRDNAReorderDPRatePacketLoss(t *testing.T) {
+	isa := newTable(0, "0x1000 8 v_fma_f64 v[0:1], v[0:1], v[0:1], v[0:1]", "0x1008 4 v_add_f32_e32 v1, v0, v0",
+		"0x100c 4 s_waitcnt vmcnt(0)", "0x1010 8 s_load_b32 s0, s[0:1], 0x0", "0x1018 4 s_endpgm")
+	got, err := decodeAll(t, scenarioReorder(), isa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []wire.Batch{
+		gfxip(10),
+		eventB(wire.Event{Time: 117, Type: wire.EventPacketLoss}),
+		occB(rdnaOccStart(0x1000, 0, 100, 0, 0, 0, 0, 0), rdnaOccEnd(0x1000, 0, 125, 0, 0, 0)),
+		waveB(wire.Wave{BeginTime: 100, EndTime: 125,
+			Instructions: []wire.Instruction{
+				in(wire.CatVALU, 104, 4, 0, 0x1000, 0),
+				in(wire.CatVALU, 110, 1, 0, 0x1008, 0),
+				in(wire.CatImmed, 111, 5, 4, 0x100c, 0),
+				in(wire.CatSMEM, 120, 1, 0, 0x1010, 0),
+				in(wire.CatMessage, 121, 4, 0, 0x1018, 0),
+			},
+			Timeline: tl(sIdle, 4, sExec, 10, sWait, 2, sExec, 9),
+		}),
+		info(wire.InfoDataLost),
+	}
+	check(t, got, want)
+}
+
+// scenarioContext: gfx12 realtime and packet loss from TIMESTAMP tokens,
+// WAVE_START_EXT with a workgroup id and an extension byte, private
+// shader data, and a context save (MISC, count 66) and restore (count 68)
+// with return from exception (117) and a NEW_PC.
+func scenarioContext() []byte {
+	r := newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).
+		at(50).timestamp(0x12345, true, false).
+		at(100).waveStartExt(0, 0, 0, 0, 0, 0, 1, 5)
+	r.bits(0xA5, 8) // extension byte: first bit set, skipped
+	return r.at(104).inst(0, 1).timestamp(0, false, true).
+		at(108).shaderData(false, 0, 0, 0, 0, 0xdeadbeef, 1).
+		at(110).misc(0x08).
+		at(112).waveStart(0, 0, 0, 0, 0, 0, 66).
+		at(150).waveStart(0, 0, 0, 0, 0, 0, 68).
+		at(155).inst(0, codeReturnExc).at(156).newPC(0, 0x3010).
+		at(160).valu(0).at(170).waveEnd(0, 0, 0, 0).pad()
+}
+
+func TestRDNAContextRealtimePacketLoss(t *testing.T) {
+	isa := newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_nop 0",
+		"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm")
+	got, err := decodeAll(t, scenarioContext(), isa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []wire.Batch{
+		gfxip(12),
+		eventB(wire.Event{Time: 108, Type: wire.EventPacketLoss}),
+		eventB(wire.Event{Time: 110, Type: wire.EventSaveContext}),
+		occB(
+			wire.Occupancy{PC: wire.PC{Address: 0x3000}, Time: 100, Start: true, IsExt: true, WorkgroupID: 5},
+			rdnaOccEnd(0x3000, 0, 112, 0, 0, 0),
+			rdnaOccStart(0x3000, 0, 150, 0, 0, 0, 0, 0),
+			rdnaOccEnd(0x3000, 0, 170, 0, 0, 0),
+		),
+		rtB(wire.Realtime{ShaderClock: 50, RealtimeClock: 0x12345}),
+		sdB(wire.ShaderData{Time: 108, Value: 0xdeadbeef, Flags: 2}),
+		waveB(wire.Wave{BeginTime: 100, EndTime: 170, Contexts: 2, WorkgroupID: 5,
+			Instructions: []wire.Instruction{
+				in(wire.CatSMEM, 104, 1, 0, 0x3000, 0),
+				in(wire.CatContext, 112, 44, 0, 0, 0),
+				in(wire.CatVALU, 160, 1, 0, 0x3010, 0),
+				in(wire.CatMessage, 161, 9, 0, 0x3014, 0),
+			},
+			Timeline: tl(sIdle, 4, sExec, 66),
+		}),
+		info(wire.InfoDataLost),
+	}
+	check(t, got, want)
+}
+
+// scenarioBarrier: gfx12 s_barrier_signal (code 122) followed by an
+// s_barrier_wait that produced no token; header bit 59 set or not.
+func scenarioBarrier(exclude bool) []byte {
+	var extra uint64
+	if exclude {
+		extra = 1 << 59
+	}
+	return newRB(12).header(4, 0, 0, 0, 0, 0, extra).pgm(0, 0, 0x4000).
+		at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
+		at(104).inst(0, 122).at(120).valu(0).at(125).waveEnd(0, 0, 0, 0).pad()
+}
+
+func TestRDNAExcludedBarrierWait(t *testing.T) {
+	rows := []string{"0x4000 4 s_barrier_signal -1", "0x4004 4 s_barrier_wait 0xffff",
+		"0x4008 4 v_add_f32_e32 v1, v0, v0", "0x400c 4 s_endpgm"}
+	occ := occB(rdnaOccStart(0x4000, 0, 100, 0, 0, 0, 0, 0), rdnaOccEnd(0x4000, 0, 125, 0, 0, 0))
+	// With the header bit, the stitcher inserts the barrier wait (3.6).
+	got, err := decodeAll(t, scenarioBarrier(true), newTable(0, rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, got, []wire.Batch{gfxip(12), occ, waveB(wire.Wave{BeginTime: 100, EndTime: 125,
+		Instructions: []wire.Instruction{
+			in(wire.CatMessage, 104, 1, 0, 0x4000, 0),
+			in(wire.CatImmed, 105, 15, 0, 0x4004, 0),
+			in(wire.CatVALU, 120, 1, 0, 0x4008, 0),
+			in(wire.CatMessage, 121, 4, 0, 0x400c, 0),
+		},
+		Timeline: tl(sIdle, 4, sExec, 1, sWait, 15, sExec, 5),
+	})})
+	// Without it, the wait line is passed over as a line without a token.
+	got, err = decodeAll(t, scenarioBarrier(false), newTable(0, rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, got, []wire.Batch{gfxip(12), occ, waveB(wire.Wave{BeginTime: 100, EndTime: 125,
+		Instructions: []wire.Instruction{
+			in(wire.CatMessage, 104, 1, 0, 0x4000, 0),
+			in(wire.CatVALU, 120, 1, 0, 0x4008, 0),
+			in(wire.CatMessage, 121, 4, 0, 0x400c, 0),
+		},
+		Timeline: tl(sIdle, 4, sExec, 21),
+	})})
+}
+
+// rdnaScenarioTraces are the scenario traces, as fuzz seeds.
+func rdnaScenarioTraces() [][]byte {
+	return [][]byte{scenarioJump(), scenarioTwoWaves(), scenarioReorder(), scenarioContext(),
+		scenarioBarrier(true), scenarioBarrier(false)}
+}
+
+// The instruction map assertions of the upstream gfx12 unit tests (7.3),
+// plus the generations' differences for codes 10, 12, 15 and 80.
+func TestRDNAInstructionMaps(t *testing.T) {
+	type res struct {
+		cat    wire.InstCategory
+		cycles uint16
+		other  bool
+	}
+	for _, tc := range []struct {
+		version        int
+		dprate, derate uint16
+		code           uint64
+		want           res
+	}{
+		{4, 1, 1, 0, res{wire.CatSALU, 1, false}},
+		{4, 1, 1, 80, res{wire.CatLDS, 1, true}},
+		{4, 1, 1, 102, res{}},
+		{4, 1, 1, 79, res{}},
+		{4, 1, 1, 160, res{}},
+		{4, 1, 1, 188, res{wire.CatVMEM, 1, true}},
+		{4, 1, 1, 190, res{wire.CatVMEM, 3, true}},
+		{4, 1, 1, 221, res{wire.CatVMEM, 34, true}},
+		{4, 1, 1, 222, res{wire.CatVMEM, 1, false}},
+		{4, 1, 1, 255, res{wire.CatVMEM, 34, false}},
+		{4, 4, 1, 146, res{wire.CatVALU, 4, false}},
+		{4, 4, 2, 147, res{wire.CatVALU, 8, false}},
+		{4, 4, 1, 15, res{wire.CatVALU, 16, false}},
+		{3, 4, 1, 10, res{wire.CatVALU, 4, false}},
+		{3, 4, 1, 15, res{wire.CatVALU, 4, false}},
+		{3, 4, 1, 12, res{wire.CatVALU, 1, false}},
+		{3, 1, 1, 90, res{wire.CatVMEM, 1, true}},
+		{3, 1, 1, 118, res{wire.CatLDS, 6, false}},
+		{4, 1, 1, 118, res{wire.CatBVH, 6, false}},
+		{2, 4, 1, 12, res{wire.CatVALU, 4, false}},
+		{2, 4, 1, 15, res{wire.CatVALU, 64, false}},
+		{2, 4, 1, 10, res{wire.CatVALU, 1, false}},
+		{2, 1, 1, 80, res{}},
+		{2, 1, 1, 30, res{wire.CatFLAT, 1, false}},
+		{3, 1, 1, 30, res{wire.CatFLAT, 4, false}},
+		{2, 1, 1, 35, res{wire.CatVMEM, 1, false}},
+		{2, 1, 1, 36, res{wire.CatVMEM, 1, false}},
+		{3, 1, 1, 36, res{wire.CatVMEM, 2, false}},
+		{1, 1, 1, 19, res{wire.CatImmed, 1, false}},
+		{4, 1, 1, 6, res{wire.CatContext, 1, false}},
+		{4, 1, 1, 117, res{}},
+	} {
+		r := &rdna{version: tc.version, dprate: tc.dprate, derate: tc.derate}
+		r.setInsts()
+		m := r.mapInst(tc.code)
+		if got := (res{m.cat, m.cycles, m.other}); got != tc.want {
+			t.Errorf("version %d code %d: %+v, want %+v", tc.version, tc.code, got, tc.want)
+		}
+	}
+}
+
+// The encoding tables: the gfx10 patterns are prefix-free (so their order
+// does not matter), and the gfx11/gfx12 overrides land where 2.3.2 says.
+func TestRDNATokenTables(t *testing.T) {
+	seen := map[int]uint8{}
+	for _, e := range gfx10Encodings {
+		var p int
+		for _, c := range e.pattern {
+			p = p<<1 | int(c-'0')
+		}
+		n := len(e.pattern)
+		for i := 0; i < 256; i++ {
+			if i&(1<<n-1) == p {
+				if o, ok := seen[i]; ok {
+					t.Errorf("pattern %s of type %d overlaps type %d at %#x", e.pattern, e.typ, o, i)
+				}
+				seen[i] = e.typ
+			}
+		}
+	}
+	for _, tc := range []struct {
+		table *[256]rdnaEntry
+		index int
+		want  rdnaEntry
+	}{
+		{gfx10Table, 0b010, rdnaEntry{rInst, 20, 4, 3}},
+		{gfx12Table, 0b010, rdnaEntry{rInst, 20, 3, 3}},
+		{gfx10Table, 0b0000001, rdnaEntry{rTimestamp, 64, 0, 0}},
+		{gfx11Table, 0b0000001, rdnaEntry{rTimestamp, 48, 0, 0}},
+		{gfx12Table, 0b0000001, rdnaEntry{rTimestamp, 64, 0, 0}},
+		{gfx11Table, 0b0110001, rdnaEntry{rUtilCounter, 48, 7, 2}},
+		{gfx11Table, 0b00110, rdnaEntry{rShaderData, 52, 5, 3}},
+		{gfx12Table, 0b0000110, rdnaEntry{rShaderData, 56, 7, 3}},
+		{gfx12Table, 0b0100110, rdnaEntry{rShaderData, 52, 5, 3}}, // left over from gfx10
+		{gfx12Table, 0b1000110, rdnaEntry{rShaderDataShort, 32, 7, 3}},
+		{gfx12Table, 0b1100110, rdnaEntry{rExecPopcount1, 24, 7, 3}},
+		{gfx12Table, 0b010110, rdnaEntry{rExecPopcount3, 48, 6, 3}},
+		{gfx12Table, 0b110110, rdnaEntry{rShaderDataShort, 28, 5, 3}},
+		{gfx12Table, 0b0100001, rdnaEntry{rNewPC, 72, 8, 3}},
+		{gfx12Table, 0b11100, rdnaEntry{rWaveStartExt, 40, 5, 2}},
+		{gfx10Table, 0b1000001, rdnaEntry{rUnknown, 4, 0, 0}},
+		{gfx10Table, 0b1000, rdnaEntry{rTime, 8, 4, 4}},
+		{gfx10Table, 0b1010001, rdnaEntry{rMisc, 24, 7, 9}},
+	} {
+		for i := 0; i < 256; i += 1 << 7 {
+			if got := tc.table[tc.index|i]; got != tc.want && tc.index|i < 256 {
+				t.Errorf("index %#x: %+v, want %+v", tc.index|i, got, tc.want)
+			}
+		}
+	}
+}
+
+// End of buffer (2.3.1): gfx12 decodes a token only when 64 bits from its
+// start lie in the buffer; gfx10/gfx11 decode every token that starts in
+// it, reading zeros past the end.
+func TestRDNAEndOfBuffer(t *testing.T) {
+	b3 := unhex(t, vectorB3)
+	full, err := decodeAll(t, b3, newTable(0, b3Rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The B.3 WAVE_END starts at bit 360: 53 bytes hold its 64 bits.
+	got, err := decodeAll(t, b3[:53], newTable(0, b3Rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, got, full)
+	got, err = decodeAll(t, b3[:52], newTable(0, b3Rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No WAVE_END: an incomplete wave, ending 4 after its last instruction.
+	check(t, got, []wire.Batch{
+		gfxip(12),
+		occB(rdnaOccStart(0x2000, 0, 100, 0, 0, 0, 0, 0)),
+		info(wire.InfoWaveIncomplete),
+		waveB(wire.Wave{BeginTime: 100, EndTime: 125,
+			Instructions: []wire.Instruction{
+				in(wire.CatSMEM, 104, 1, 0, 0x2000, 0),
+				in(wire.CatVALU, 107, 1, 0, 0x2008, 0),
+				in(wire.CatVALU, 110, 6, 5, 0x200c, 0),
+				in(wire.CatImmed, 116, 5, 4, 0x2010, 0),
+			},
+			Timeline: tl(sIdle, 4, sExec, 6, sStall, 5, sExec, 1, sWait, 5),
+		}),
+	})
+	// gfx11: the B.4 WAVE_END starts at bit 380; 49 bytes keep its first
+	// three nibbles, the rest reads as zero.
+	b4 := unhex(t, vectorB4)
+	full, err = decodeAll(t, b4, newTable(0, b4Rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = decodeAll(t, b4[:49], newTable(0, b4Rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, got, full)
+}
