@@ -3,13 +3,19 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/rcv"
 	"github.com/attkit/attkit/internal/wire"
 )
+
+// exit ends the process after an interrupt.
+var exit = os.Exit
 
 type flags struct {
 	cli.VersionFlag
@@ -47,6 +53,21 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// An interrupt removes what was written and ends the process, even
+	// while a read waits on a pipe.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	defer func() { signal.Stop(sig); close(done) }()
+	go func() {
+		select {
+		case <-sig:
+			folder.Abort()
+			fmt.Fprintf(env.Stderr, "%s: interrupted\n", env.Name)
+			exit(cli.ExitFailed)
+		case <-done:
+		}
+	}()
 	defer func() {
 		if err != nil {
 			folder.Abort()

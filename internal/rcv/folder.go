@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 )
 
 // A Sink receives the files of a viewer folder by base name.
@@ -37,8 +38,12 @@ type Folder struct {
 	created  []string
 	siblings []sibling
 	create   func(path string) (io.WriteCloser, error)
-	closed   bool
+
+	mu     sync.Mutex // Abort may come from a signal handler
+	closed bool
 }
+
+var errClosed = errors.New("the folder was aborted")
 
 // A sibling is a file written next to the folder (the stats CSV), kept
 // under a temporary name until Commit.
@@ -157,6 +162,11 @@ func (f *Folder) TempDir() string { return f.tmp }
 
 // WriteFile writes a file of the folder.
 func (f *Folder) WriteFile(name string, data []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return errClosed
+	}
 	w, err := f.create(filepath.Join(f.tmp, name))
 	if err == nil {
 		_, err = w.Write(data)
@@ -174,6 +184,11 @@ func (f *Folder) WriteFile(name string, data []byte) error {
 // (where upstream puts the stats CSV). The file appears under its name only
 // at Commit.
 func (f *Folder) WriteSibling(name string, write func(w io.Writer) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return errClosed
+	}
 	path := filepath.Join(filepath.Dir(f.dir), name)
 	tmp := filepath.Join(filepath.Dir(f.dir), "."+name+filepath.Base(f.tmp))
 	w, err := f.create(tmp)
@@ -194,11 +209,13 @@ func (f *Folder) WriteSibling(name string, write func(w io.Writer) error) error 
 // when the target did not exist or was empty, else a rename of each file
 // into the existing directory. Sibling files are renamed last.
 func (f *Folder) Commit() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.closed {
 		return errors.New("rcv: folder already committed or aborted")
 	}
 	if err := f.moveIn(); err != nil {
-		f.Abort()
+		f.abort()
 		return err
 	}
 	f.closed = true
@@ -241,9 +258,16 @@ func (f *Folder) moveIn() error {
 }
 
 // Abort removes the temporary directory, any sibling file written and the
-// parent directories NewFolder created. It is safe to call more than once
-// and after a failed Commit.
+// parent directories NewFolder created. It is safe to call more than once,
+// after a failed Commit, and concurrently with the other methods (later
+// writes then fail).
 func (f *Folder) Abort() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.abort()
+}
+
+func (f *Folder) abort() {
 	if f.tmp != "" && !f.closed {
 		os.RemoveAll(f.tmp)
 	}
