@@ -38,11 +38,7 @@
 // an error with exit code 4 (cli.ExitLibrary).
 package cdec
 
-import (
-	"strconv"
-
-	"github.com/attkit/attkit/internal/wire"
-)
+import "github.com/attkit/attkit/internal/wire"
 
 // BackendName is the name the binding reports in stream headers.
 const BackendName = "rocm"
@@ -85,12 +81,4 @@ func fallbackInfoString(v wire.Info) string {
 		return "INFO_LAST"
 	}
 	return v.Text()
-}
-
-// statusError formats a non-success status of a library call.
-func statusText(op string, s int, text string) string {
-	if text == "" {
-		text = "rocprof-trace-decoder returned status " + strconv.Itoa(s)
-	}
-	return "rocprof-trace-decoder: " + op + ": " + text + " (status " + strconv.Itoa(s) + ")"
 }

@@ -130,6 +130,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/cgo"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -686,4 +687,12 @@ func sessionOf(ud C.uintptr_t) *session {
 
 func panicError(where string, r any) error {
 	return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: panic in the %s callback: %v", where, r)
+}
+
+// statusText formats a non-success status of a library call.
+func statusText(op string, s int, text string) string {
+	if text == "" {
+		text = "rocprof-trace-decoder returned status " + strconv.Itoa(s)
+	}
+	return "rocprof-trace-decoder: " + op + ": " + text + " (status " + strconv.Itoa(s) + ")"
 }

@@ -5,6 +5,7 @@ package cdec
 import (
 	"context"
 	"io"
+	"os"
 
 	"github.com/attkit/attkit/internal/backend"
 	"github.com/attkit/attkit/internal/cli"
@@ -21,8 +22,19 @@ func errNoCgo() error {
 	return cli.Errorf(cli.ExitLibrary, "rocm backend unavailable: attkit was built without cgo (CGO_ENABLED=0), so it cannot load librocprof-trace-decoder.so")
 }
 
-// Load always fails when built without cgo.
-func Load(path string) (*Decoder, error) { return nil, errNoCgo() }
+// Load always fails when built without cgo; the message says where the
+// library would have been looked for.
+func Load(path string) (*Decoder, error) {
+	pl := lookup(path, os.Getenv, pythonSitePackages(os.Getenv))
+	var where []attempt
+	if pl.file != "" {
+		where = append(where, attempt{where: pl.file})
+	}
+	for _, n := range pl.loaders {
+		where = append(where, attempt{where: "dynamic loader: " + n})
+	}
+	return nil, cli.Errorf(cli.ExitLibrary, "%v; a cgo build would look at:%s", errNoCgo(), pl.describe(where))
+}
 
 // Name implements backend.Decoder.
 func (d *Decoder) Name() string { return BackendName }
