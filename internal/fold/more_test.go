@@ -249,7 +249,7 @@ func TestOddRowsKept(t *testing.T) {
 	f := New(ix)
 	f.AddWave(&wire.Wave{Instructions: []wire.Instruction{inst(pc(1, 16), 0, 1, 2)}})
 	want := strings.Replace(in, "null,\n      1,\n      16,\n      5,\n      5,\n      5,\n      5,",
-		"\"\",\n      1,\n      16,\n      1,\n      2,\n      1,\n      0,", 1)
+		"null,\n      1,\n      16,\n      1,\n      2,\n      1,\n      0,", 1) // a null Source stays null, as upstream keeps it
 	if got := string(f.CodeJSON()); got != want {
 		t.Errorf("code.json:\n%s\nwant:\n%s", got, want)
 	}

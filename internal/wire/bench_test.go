@@ -58,3 +58,9 @@ func BenchmarkReadRecords(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "insts/s")
 }
+
+func BenchmarkReadRecordsBytewise(b *testing.B) {
+	slowPath = true
+	defer func() { slowPath = false }()
+	BenchmarkReadRecords(b)
+}

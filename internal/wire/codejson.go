@@ -181,6 +181,7 @@ func parseCodeRow(rv any) Row {
 	case string:
 		r.Source = s
 	case nil:
+		r.SourceNull = true
 	default:
 		return raw
 	}
@@ -358,7 +359,11 @@ func (r *Row) codeRow() any {
 	if r.Raw != nil {
 		return r.Raw
 	}
-	row := []any{r.Text, 0, r.Line, r.Source, r.CodeObj, r.Vaddr, r.Hit, r.Latency, r.Stall, r.Idle}
+	var src any = r.Source
+	if r.SourceNull {
+		src = nil
+	}
+	row := []any{r.Text, 0, r.Line, src, r.CodeObj, r.Vaddr, r.Hit, r.Latency, r.Stall, r.Idle}
 	if r.Extra != nil {
 		if v, err := pyjson.Decode(r.Extra); err == nil {
 			if extra, ok := v.([]any); ok {

@@ -50,13 +50,16 @@ type Row struct {
 	Size    uint64
 	Text    string
 	Source  string
-	Line    int64
-	Hit     int64
-	Latency int64
-	Stall   int64
-	Idle    int64
-	Extra   json.RawMessage
-	Raw     json.RawMessage
+	// SourceNull records a null Source column of a foreign code.json, so that
+	// it is written back as null.
+	SourceNull bool
+	Line       int64
+	Hit        int64
+	Latency    int64
+	Stall      int64
+	Idle       int64
+	Extra      json.RawMessage
+	Raw        json.RawMessage
 }
 
 // PC returns the row's program counter.

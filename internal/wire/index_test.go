@@ -80,6 +80,7 @@ func TestIndexStreamRoundTrip(t *testing.T) {
 	ix := workedExample()
 	ix.Rows[1].Size = 8
 	ix.Rows[2].Extra = []byte(`[3,4,[0,1,2,3,4,5,6,7,8,9]]`)
+	ix.Rows[3].SourceNull = true
 	ix.Rows = append(ix.Rows, Row{Raw: []byte(`["odd",1]`)})
 	ix.Funcmap = []FuncmapEntry{{CodeObj: 1, MarkerID: 7, Kind: "F", Name: "scope", Source: "s.cpp:1"}}
 	ix.FuncmapLayout = []FuncmapLayout{{CodeObj: 1, Bits: 12, Shift: 4}}

@@ -72,7 +72,7 @@ func WriteIndex(w io.Writer, ix *Index) error {
 		b = appendUint(b, r.Vaddr)
 		b = appendUint(b, r.Size)
 		b = appendString(b, r.Text)
-		b = appendString(b, r.Source)
+		b = appendStrOrNil(b, r.Source, r.SourceNull)
 		b = appendInt(b, r.Line)
 		b = appendInt(b, r.Hit)
 		b = appendInt(b, r.Latency)
@@ -241,8 +241,9 @@ func readIndexStream(br *bufio.Reader, name string) (*Index, error) {
 			ix.Objects = append(ix.Objects, o)
 		case "row":
 			r := Row{Kind: RowKind(m.uint()), CodeObj: m.uint(), Vaddr: m.uint(), Size: m.uint(),
-				Text: m.str(), Source: m.str(), Line: m.int(), Hit: m.int(), Latency: m.int(),
-				Stall: m.int(), Idle: m.int()}
+				Text: m.str()}
+			r.Source, r.SourceNull = m.strOrNil()
+			r.Line, r.Hit, r.Latency, r.Stall, r.Idle = m.int(), m.int(), m.int(), m.int(), m.int()
 			r.Extra = rawOrNil(m.bin(nil))
 			r.Raw = rawOrNil(m.bin(nil))
 			ix.Rows = append(ix.Rows, r)

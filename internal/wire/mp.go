@@ -397,3 +397,73 @@ func (m *mpReader) any(depth int) any {
 	m.failf("unsupported msgpack type byte 0x%02x", c)
 	return nil
 }
+
+// fastInstruction decodes the six integers of one wave instruction from a
+// peeked window of the buffer, without a call per byte. It returns false,
+// having consumed nothing, when the window is short or a value is not of the
+// expected kind; the caller then takes the byte-wise path, which reports
+// errors with their offset.
+func (m *mpReader) fastInstruction(in *Instruction) bool {
+	if m.err != nil {
+		return false
+	}
+	p, _ := m.br.Peek(6 * 9)
+	var v [6]uint64
+	off := 0
+	for k := range v {
+		x, n, neg := decodeIntAt(p[off:])
+		if n == 0 || neg && (k != 2 && k != 3) {
+			return false
+		}
+		v[k] = x
+		off += n
+	}
+	m.br.Discard(off)
+	m.off += int64(off)
+	in.Category = InstCategory(v[0])
+	in.Stall = uint32(v[1])
+	in.Duration = int32(int64(v[2]))
+	in.Time = int64(v[3])
+	in.PC.Address = v[4]
+	in.PC.CodeObjectID = v[5]
+	return true
+}
+
+// decodeIntAt decodes one msgpack integer at the start of p: its value (as
+// the bits of an int64 when negative), its length (0 when p does not hold a
+// whole integer) and whether it is negative.
+func decodeIntAt(p []byte) (v uint64, n int, neg bool) {
+	if len(p) == 0 {
+		return 0, 0, false
+	}
+	c := p[0]
+	switch {
+	case c <= 0x7f:
+		return uint64(c), 1, false
+	case c >= 0xe0:
+		return uint64(int64(int8(c))), 1, true
+	}
+	var size int
+	switch c {
+	case 0xcc, 0xd0:
+		size = 1
+	case 0xcd, 0xd1:
+		size = 2
+	case 0xce, 0xd2:
+		size = 4
+	case 0xcf, 0xd3:
+		size = 8
+	default:
+		return 0, 0, false
+	}
+	if len(p) < 1+size {
+		return 0, 0, false
+	}
+	x := be(p[1 : 1+size])
+	if c >= 0xd0 {
+		shift := 64 - 8*uint(size)
+		s := int64(x<<shift) >> shift
+		return uint64(s), 1 + size, s < 0
+	}
+	return x, 1 + size, false
+}

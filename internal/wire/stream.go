@@ -631,6 +631,10 @@ func (rd *Reader) readWave(w *Wave) {
 	}
 	for i := 0; i < n/6 && m.err == nil; i++ {
 		var in Instruction
+		if !slowPath && m.fastInstruction(&in) {
+			ins = append(ins, in)
+			continue
+		}
 		in.Category = InstCategory(m.uint())
 		in.Stall = uint32(m.uint())
 		in.Duration = int32(m.int())
@@ -640,3 +644,6 @@ func (rd *Reader) readWave(w *Wave) {
 		ins = append(ins, in)
 	}
 }
+
+// slowPath turns off the instruction fast path (benchmarks compare both).
+var slowPath = false
