@@ -6,6 +6,7 @@
 //
 //	att-rcv -d DIR [--index FILE] [--formats json,csv] [--no-decode-markers]
 //	        [--force] [STREAM…]
+//	att-rcv --check -d DIR
 //
 // Each STREAM is a record stream from att-decode (no STREAM, or "-", reads
 // standard input); a file may hold several concatenated streams. The shader
@@ -23,6 +24,12 @@
 // --no-decode-markers). Source snapshots (snapshots.json, source_*) are
 // copied along: from the directory of a code.json index, or from the source
 // files an index stream names.
+//
+// With --check, att-rcv writes nothing: it loads the folder DIR as the
+// viewer does and reports, one a line, every file or entry the viewer
+// would drop (most of them silently) and every broken cross-reference
+// (wave files listed in filenames.json, code.json line numbers, kernel
+// names, snapshot files).
 //
 // Decoder warnings (INFO records) are not repeated: att-decode printed
 // them. Marker records have no viewer file.

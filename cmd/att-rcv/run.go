@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/attkit/attkit/internal/cli"
@@ -25,6 +26,7 @@ type flags struct {
 	NoDecodeMarkers bool     `help:"Keep packed marker values and arrival times (no marker correction)."`
 	Force           bool     `help:"Write into an existing DIR that is not empty."`
 	Progress        bool     `help:"Print a summary on stderr (default: when stderr is a terminal)."`
+	Check           bool     `help:"Instead of writing DIR, check it as ROCprof Compute Viewer loads it: every file it would drop or fail on, and broken cross-references, one problem a line; exit 1 if any."`
 	Streams         []string `arg:"" optional:"" name:"stream" help:"Record streams of one run; none or - reads stdin."`
 }
 
@@ -34,7 +36,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, done := env.Parse(&f, "Write the ROCprof Compute Viewer folder of one run.", args); done {
 		return code
 	}
+	if f.Check {
+		return env.Fail(check(env, f.Dir))
+	}
 	return env.Fail(write(env, &f, rcv.FolderOptions{Force: f.Force}))
+}
+
+// check reports the problems rcv.CheckFolder finds in dir.
+func check(env *cli.Env, dir string) error {
+	err := rcv.CheckFolder(dir)
+	if err == nil {
+		return nil
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(env.Stderr, "%s: %s: %s\n", env.Name, dir, line)
+	}
+	return cli.Silent{Code: cli.ExitFailed}
 }
 
 // write does the work of run; opt lets tests simulate a full disk.

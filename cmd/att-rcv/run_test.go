@@ -421,3 +421,18 @@ func TestEmptyRunWarns(t *testing.T) {
 		t.Errorf("CheckFolder: %v", err)
 	}
 }
+
+func TestCheckFlag(t *testing.T) {
+	good := filepath.Join("testdata", "golden", "sample", "ui_output_sample1")
+	if code, stdout, stderr := runCmd(t, nil, "--check", "-d", good); code != 0 || stdout != "" || stderr != "" {
+		t.Errorf("good folder: exit %d, %q, %q", code, stdout, stderr)
+	}
+	dir := t.TempDir()
+	data, _ := os.ReadFile(filepath.Join(good, "filenames.json"))
+	writeFile(t, dir, "filenames.json", data)
+	code, _, stderr := runCmd(t, nil, "--check", "-d", dir)
+	if code != cli.ExitFailed || !strings.Contains(stderr, "att-rcv: "+dir+": code.json: ") ||
+		!strings.Contains(stderr, "att-rcv: "+dir+": se0_sm0_sl3_wv0.json: ") {
+		t.Errorf("broken folder: exit %d, %q", code, stderr)
+	}
+}

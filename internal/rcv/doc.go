@@ -13,6 +13,9 @@
 // of all traces is kept until Finish, because the correction looks at all
 // of them at once.
 //
+// CheckFolder loads a folder as the viewer does and lists what the viewer
+// would drop or fail on; the tests run it on every folder they write.
+//
 // A Folder is the output directory under construction: files go into a
 // temporary sibling directory that Commit renames into place, so that a
 // failed run leaves nothing behind.
