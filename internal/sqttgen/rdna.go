@@ -1,0 +1,943 @@
+package sqttgen
+
+import (
+	"bytes"
+	"container/heap"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// RDNA selects an RDNA trace (gfx10, gfx11, gfx12; spec §1.2, §1.3, §2.3,
+// §2.4) for GenerateRDNA and tunes what it contains. Zero values select
+// the defaults noted on each field.
+//
+// An RDNA trace has no software header: it starts with a HEADER token, the
+// stream is nibble-aligned with a time delta in every token, and only one
+// SIMD of one WGP (the target) is traced in detail. The generator writes
+// wave starts and ends of the target SIMD (up to 16 wave slots) and of
+// other SIMDs and WGPs (occupancy only), INST / VALU_INST / IMM_ONE /
+// IMMEDIATE / WAVE_READY / NEW_PC tokens for the simulated waves, and
+// optionally other-SIMD instructions, dispatches, events, shader data,
+// realtime samples and code-object instrumentation (Config fields).
+type RDNA struct {
+	GFXIP   int   // 10, 11 or 12
+	Version uint8 // HEADER version: gfx10 1 or 2 (default 2); gfx11 3; gfx12 4
+
+	TargetSA, TargetWGP, TargetSIMD uint8 // traced shader array (0, 1), WGP (0..7), SIMD (0..3)
+	DPRate, DPDerate                uint8 // HEADER DPRate (4 bits) and dp_derate (3 bits)
+
+	// ExtStarts writes some wave starts as WAVE_START_EXT (gfx12: with
+	// workgroup ids and extension bytes).
+	ExtStarts bool
+	// OtherSIMD writes INST tokens of instructions run by the other SIMD
+	// (gfx11, gfx12; INST_OTHER_SIMD records).
+	OtherSIMD bool
+	// Noise writes tokens the parser ignores (WAVE_ALLOC, UTIL_COUNTER,
+	// EVENT_SYNC, EXEC_POPCOUNT, MISC without flags, other registers) and
+	// NOP nibbles.
+	Noise bool
+}
+
+// GenerateRDNA returns an RDNA trace and the records a correct decoder
+// emits for it, in callback order. cfg's gfx9-only fields (Version2,
+// TargetCU, SIMDs, Perf, PerfInterval, BarrierMessages) are not used;
+// WavesPerSIMD is the number of target wave slots (1..16, default 4).
+func GenerateRDNA(cfg Config, r RDNA) ([]byte, []wire.Batch, error) {
+	var buf bytes.Buffer
+	var want []wire.Batch
+	user := cfg.Emit
+	cfg.Emit = func(b *wire.Batch) error {
+		want = append(want, CloneBatch(b))
+		if user != nil {
+			return user(b)
+		}
+		return nil
+	}
+	if _, err := GenerateRDNATo(&buf, cfg, r); err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), want, nil
+}
+
+// GenerateRDNATo writes an RDNA trace to w as it is made; cfg.Emit, when
+// set, receives the expected records.
+func GenerateRDNATo(w io.Writer, cfg Config, r RDNA) (Stats, error) {
+	g, err := newRGen(w, cfg, r)
+	if err != nil {
+		return Stats{}, err
+	}
+	return g.run()
+}
+
+func (r *RDNA) defaults() error {
+	switch r.GFXIP {
+	case 10:
+		if r.Version == 0 {
+			r.Version = 2
+		}
+		if r.Version != 1 && r.Version != 2 {
+			return fmt.Errorf("gfx10 header version %d: want 1 or 2", r.Version)
+		}
+	case 11:
+		r.Version = 3
+	case 12:
+		r.Version = 4
+	default:
+		return fmt.Errorf("RDNA GFXIP %d: want 10, 11 or 12", r.GFXIP)
+	}
+	if r.TargetSA > 1 || r.TargetWGP > 7 || r.TargetSIMD > 3 {
+		return fmt.Errorf("target SA %d, WGP %d, SIMD %d: want 0..1, 0..7, 0..3", r.TargetSA, r.TargetWGP, r.TargetSIMD)
+	}
+	if r.GFXIP < 11 {
+		r.OtherSIMD = false
+	}
+	return nil
+}
+
+// Line kinds of the RDNA walk.
+const (
+	rkNoToken = iota
+	rkPlain
+	rkValu
+	rkImmed
+	rkBarrier
+	rkBarrierSignal
+	rkEndpgm
+	rkBranch
+	rkBranchCond
+	rkSetPC
+	rkSwapPC
+)
+
+type rdLine struct {
+	cls  lineClass
+	kind uint8
+}
+
+func rdLineKind(l *line, gen int) rdLine {
+	cls := rdClassify(l.text, gen)
+	r := rdLine{cls: cls}
+	switch {
+	case l.text == "":
+	case l.kind == kindEndpgm:
+		r.kind = rkEndpgm
+	case l.kind == kindBranch:
+		r.kind = rkBranch
+	case l.kind == kindBranchCond:
+		r.kind = rkBranchCond
+	case l.kind == kindSetPC:
+		r.kind = rkSetPC
+	case l.kind == kindSwapPC:
+		r.kind = rkSwapPC
+	case cls == clsSkip || cls == clsDontKnow:
+	case cls == clsImmed:
+		switch {
+		case strings.HasPrefix(l.text, "s_barrier_signal"):
+			r.kind = rkBarrierSignal
+		case strings.HasPrefix(l.text, "s_barrier"):
+			r.kind = rkBarrier
+		default:
+			r.kind = rkImmed
+		}
+	case cls == clsVALU || cls == clsVMovB64:
+		r.kind = rkValu
+	case cls == clsSMEM || cls == clsSALU || cls == clsVMEM || cls == clsFLAT || cls == clsLDS || cls == clsBVH:
+		r.kind = rkPlain
+	}
+	return r
+}
+
+// Slot event kinds.
+const (
+	seStart = iota
+	seReady
+	seInst
+	seValu
+	seImmOne
+	seImmediate
+	seNewPC
+	seEnd
+	seSData
+)
+
+type rev struct {
+	t    int64
+	kind uint8
+	code uint16
+	line int32
+	data uint32
+}
+
+// Actor kinds.
+const (
+	raSlot = iota
+	raOcc
+	raOther
+	raRT
+	raEvents
+	raLateLoad
+	raNoise
+	raSData
+)
+
+type ractor struct {
+	t    int64
+	id   int
+	kind int
+	done bool
+
+	sa, wgp, simd, wid uint8
+	waves              int
+	w                  *walk
+	q                  []rev
+	qh                 int
+	running            bool
+}
+
+type actorHeap []*ractor
+
+func (h actorHeap) Len() int { return len(h) }
+func (h actorHeap) Less(i, j int) bool {
+	return h[i].t < h[j].t || h[i].t == h[j].t && h[i].id < h[j].id
+}
+func (h actorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *actorHeap) Push(x any)   { *h = append(*h, x.(*ractor)) }
+func (h *actorHeap) Pop() any {
+	old := *h
+	a := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return a
+}
+
+type rgen struct {
+	cfg     Config
+	o       RDNA
+	gen     int
+	g       *gen // rng, program, branch decisions
+	r       *rng
+	rl      []rdLine
+	codes   rdCodes
+	table   *[256]rdCode
+	e       *renc
+	m       *rmodel
+	kernels []kinfo
+	cos     []coInfo
+	h       actorHeap
+	slots   int
+	closing bool
+	// holdEnds delays wave ends until after a late code-object load (see
+	// the gfx9 generator).
+	holdEnds int64
+	stats    Stats
+	err      error
+	rtV      uint64
+	even     bool // gfx10/11: delivered tokens at even times, WAVE_READY at odd ones
+}
+
+func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	if cfg.WavesPerSIMD == 0 {
+		cfg.WavesPerSIMD = 4
+	}
+	if cfg.WavesPerSIMD < 1 || cfg.WavesPerSIMD > 16 {
+		return nil, fmt.Errorf("waves per SIMD %d: want 1..16 (IMMEDIATE and WAVE_READY masks cover slots 0..15)", cfg.WavesPerSIMD)
+	}
+	if cfg.WavesPerSlot == 0 {
+		cfg.WavesPerSlot = 2
+	}
+	if cfg.LateLoad {
+		// Every wave that starts before the load is emitted at the end
+		// of the buffer, where late attribution is certain (§2.1.3).
+		cfg.WavesPerSlot = 1
+		cfg.TargetBytes = 0
+	}
+	switch {
+	case cfg.OtherCUs == 0:
+		cfg.OtherCUs = 2
+	case cfg.OtherCUs < 0:
+		cfg.OtherCUs = 0
+	case cfg.OtherCUs > 7:
+		cfg.OtherCUs = 7
+	}
+	if cfg.LoadAddress == 0 {
+		cfg.LoadAddress = 0x7f0000000000
+	}
+	if cfg.LoadAddress%256 != 0 {
+		return nil, fmt.Errorf("load address %#x is not 256-byte aligned", cfg.LoadAddress)
+	}
+	if cfg.MaxTrips <= 0 {
+		cfg.MaxTrips = 64
+	}
+	if cfg.MaxWaveInsts <= 0 {
+		cfg.MaxWaveInsts = 50000
+	}
+	if cfg.Index == nil && cfg.ISA == nil {
+		return nil, errors.New("no index and no ISA provider")
+	}
+	g := &rgen{cfg: cfg, o: o, gen: o.GFXIP, even: o.GFXIP <= 11}
+	g.g = &gen{cfg: cfg, r: rng{s: cfg.Seed ^ 0x5eed5eed5eed5eed ^ uint64(o.GFXIP)<<56}}
+	g.r = &g.g.r
+	p := cfg.ISA
+	var funcs []wire.PC
+	if cfg.Index != nil {
+		p = isa.NewTable(cfg.Index)
+		if len(cfg.Kernels) == 0 {
+			g.cfg.Kernels = kernelsOf(cfg.Index)
+		}
+		kset := map[wire.PC]bool{}
+		for _, k := range g.cfg.Kernels {
+			kset[wire.PC{Address: k.Entry, CodeObjectID: k.CodeObjectID}] = true
+		}
+		for _, r := range cfg.Index.Rows {
+			if r.Kind == wire.RowFunction && !kset[r.PC()] {
+				funcs = append(funcs, r.PC())
+			}
+		}
+	}
+	ks := g.cfg.Kernels
+	if len(ks) == 0 {
+		return nil, errors.New("no kernel to run: the index has no kernels and none was given")
+	}
+	for len(ks) > 8 {
+		i := g.r.intn(len(ks))
+		ks = append(ks[:i:i], ks[i+1:]...)
+	}
+	var entries []wire.PC
+	for _, k := range ks {
+		if k.Entry%256 != 0 {
+			return nil, fmt.Errorf("kernel entry %#x is not 256-byte aligned", k.Entry)
+		}
+		if k.CodeObjectID != 0 && !cfg.Instrument {
+			return nil, fmt.Errorf("kernel in code object %d needs Instrument (code-object load packets) to be attributed", k.CodeObjectID)
+		}
+		entries = append(entries, wire.PC{Address: k.Entry, CodeObjectID: k.CodeObjectID})
+	}
+	prog, err := loadProgram(p, entries, funcs)
+	if err != nil {
+		return nil, err
+	}
+	g.g.prog = prog
+	g.rl = make([]rdLine, len(prog.lines))
+	for i := range prog.lines {
+		g.rl[i] = rdLineKind(&prog.lines[i], g.gen)
+	}
+	coIdx := map[uint64]int{}
+	for _, k := range ks {
+		if _, ok := coIdx[k.CodeObjectID]; !ok {
+			coIdx[k.CodeObjectID] = len(g.cos)
+			g.cos = append(g.cos, coInfo{id: k.CodeObjectID})
+		}
+	}
+	for i := range g.cos {
+		c := &g.cos[i]
+		if cfg.Instrument {
+			c.base = cfg.LoadAddress + uint64(i)<<32
+		}
+		for _, l := range prog.lines {
+			if l.pc.CodeObjectID == c.id {
+				c.size = max(c.size, l.pc.Address+l.size)
+			}
+		}
+		if cfg.Index != nil {
+			for _, o := range cfg.Index.Objects {
+				if o.ID == c.id {
+					for _, r := range o.Ranges {
+						c.size = max(c.size, r.End)
+					}
+				}
+			}
+		}
+		c.size = (c.size + 4095) &^ 4095
+	}
+	for i, k := range ks {
+		e := prog.at[entries[i]]
+		a := e
+		for a >= 0 && g.rl[a].cls == clsSkip {
+			a = prog.lines[a].next
+		}
+		if a < 0 || g.rl[a].kind == rkNoToken {
+			return nil, fmt.Errorf("kernel entry %#x: %q produces no token the stitcher could anchor", k.Entry, prog.lines[e].text)
+		}
+		if prog.lines[e].dist < 0 {
+			return nil, fmt.Errorf("kernel entry %#x: no s_endpgm is reachable", k.Entry)
+		}
+		co := g.cos[coIdx[k.CodeObjectID]]
+		g.kernels = append(g.kernels, kinfo{entry: e, pc: entries[i], gpu: co.base + k.Entry,
+			me: uint8(1 - i/4), pipe: uint8(i % 4)})
+	}
+	g.codes = rdCodeLists(g.gen)
+	dp, de := rdRates(RDNAHeader{Version: o.Version, DPRate: o.DPRate, DPDerate: o.DPDerate})
+	g.table = rdCodeTable(g.gen, dp, de)
+	if cfg.Emit != nil {
+		g.m = newRModel(g.gen, func(b *wire.Batch) {
+			if g.err == nil {
+				g.err = cfg.Emit(b)
+			}
+		})
+		g.m.isa = p.ISA
+		g.m.checkWalk = true
+		g.m.fail = func(err error) {
+			if g.err == nil {
+				g.err = err
+			}
+		}
+	}
+	g.e = newREnc(g.gen, w, g.m, g.r)
+	return g, nil
+}
+
+// evT is the time of a delivered token at or after t; wrT that of a
+// WAVE_READY. On gfx10/11 a WAVE_READY is delivered one cycle early and a
+// token earlier than the one before it is reordered (spec §2.3.1): the
+// generator keeps WAVE_READY tokens on odd times and all other delivered
+// tokens on even times, so that nothing is reordered.
+func (g *rgen) evT(t int64) int64 {
+	if g.even && t&1 != 0 {
+		return t + 1
+	}
+	return t
+}
+
+func (g *rgen) wrT(t int64) int64 {
+	if g.even {
+		return t | 1
+	}
+	return t
+}
+
+func (g *rgen) targetCU() uint8 { return g.o.TargetSA<<7 + g.o.TargetWGP }
+
+func (g *rgen) run() (Stats, error) {
+	cfg, o, e, r := &g.cfg, &g.o, g.e, g.r
+	e.header(RDNAHeader{Version: o.Version, DSIMD: o.TargetSIMD, DWGP: o.TargetWGP, DSA: o.TargetSA,
+		NSA: 1, NWGP: 7, DPRate: o.DPRate, DPDerate: o.DPDerate, DoubleBuffer: cfg.DoubleBuffer && g.gen >= 12})
+	if cfg.Instrument {
+		e.reg(0, 1, 0, false, regUserData2, rocMagic)
+		e.reg(0, 1, 0, false, regUserData2, 0x80201)
+		e.reg(0, 1, 0, false, regUserData2, opAgentInfo|agentRTFreq<<8|100000<<12)
+		if !cfg.LateLoad {
+			g.loadCodeObjects(0, false)
+		}
+	}
+	for i := range g.kernels {
+		g.dispatch(&g.kernels[i])
+	}
+	id := 0
+	add := func(a *ractor) {
+		a.id = id
+		id++
+		heap.Push(&g.h, a)
+	}
+	t0 := e.clock + int64(r.rangeIn(4, 80))
+	for slot := 0; slot < cfg.WavesPerSIMD; slot++ {
+		a := &ractor{kind: raSlot, sa: o.TargetSA, wgp: o.TargetWGP, simd: o.TargetSIMD, wid: uint8(slot),
+			waves: cfg.WavesPerSlot}
+		a.t = g.evT(t0 + int64(r.intn(160)))
+		a.q = append(a.q, rev{t: a.t, kind: seStart})
+		add(a)
+		g.slots++
+	}
+	// Occupancy-only waves: another SIMD of the target WGP, and other WGPs.
+	used := map[uint32]bool{}
+	wgps := 8
+	if g.gen >= 12 {
+		wgps = 16
+	}
+	for i := 0; i < 2*cfg.OtherCUs; i++ {
+		a := &ractor{kind: raOcc}
+		for {
+			a.sa, a.wgp, a.simd, a.wid = uint8(r.intn(2)), uint8(r.intn(wgps)), uint8(r.intn(4)), uint8(r.intn(32))
+			if i == 0 {
+				a.sa, a.wgp = o.TargetSA, o.TargetWGP
+			}
+			k := occKey(a.sa<<7+a.wgp, a.simd, a.wid)
+			if (a.sa<<7+a.wgp != g.targetCU() || a.simd != o.TargetSIMD) && !used[k] {
+				used[k] = true
+				break
+			}
+		}
+		a.t = g.evT(t0 + int64(r.intn(400)))
+		add(a)
+	}
+	if o.OtherSIMD {
+		add(&ractor{kind: raOther, t: g.evT(t0 + int64(r.rangeIn(10, 200)))})
+	}
+	if cfg.Instrument {
+		add(&ractor{kind: raRT, t: t0 + int64(r.rangeIn(10, 500))})
+		if cfg.LateLoad {
+			a := &ractor{kind: raLateLoad, t: g.evT(t0 + int64(r.rangeIn(200, 800)))}
+			g.holdEnds = a.t + 16
+			add(a)
+		}
+		g.rtV = uint64(r.intn(1<<20))<<8 + 1
+	}
+	if cfg.Events {
+		add(&ractor{kind: raEvents, t: g.evT(t0 + int64(r.rangeIn(50, 2000)))})
+	}
+	if o.Noise {
+		add(&ractor{kind: raNoise, t: g.evT(t0 + int64(r.rangeIn(1, 100)))})
+	}
+	if cfg.ShaderData {
+		add(&ractor{kind: raSData, t: g.evT(t0 + int64(r.rangeIn(1, 300)))})
+	}
+	for g.err == nil && e.err == nil && len(g.h) > 0 {
+		a := heap.Pop(&g.h).(*ractor)
+		g.step(a)
+		if !a.done {
+			heap.Push(&g.h, a)
+		}
+	}
+	if g.err != nil {
+		return g.stats, g.err
+	}
+	if err := e.end(); err != nil {
+		return g.stats, err
+	}
+	if g.err != nil {
+		return g.stats, g.err
+	}
+	g.stats.Bytes = e.offset()
+	g.stats.Tokens = e.toks
+	return g.stats, nil
+}
+
+// loadCodeObjects writes the CODEOBJ packets of every code object.
+func (g *rgen) loadCodeObjects(t int64, fromStart bool) {
+	e, r := g.e, g.r
+	put := func(typ uint32, v uint32) {
+		e.reg(t, 1, 0, false, regUserData2, opCodeObj|typ<<8)
+		e.reg(t, 1, 0, false, regUserData2, v)
+	}
+	for _, c := range g.cos {
+		legacy := c.id != 0 && c.id < 1<<30 && r.oneIn(2)
+		if !legacy {
+			put(coIDLo, uint32(c.id))
+			put(coIDHi, uint32(c.id>>32))
+		}
+		put(coAddrLo, uint32(c.base))
+		put(coAddrHi, uint32(c.base>>32))
+		put(coSizeLo, uint32(c.size))
+		put(coSizeHi, uint32(c.size>>32))
+		tail := uint32(0)
+		if fromStart || r.oneIn(2) {
+			tail |= 2
+		}
+		if legacy {
+			tail |= uint32(c.id) << 2
+		}
+		put(coTail, tail)
+	}
+}
+
+// dispatch writes a kernel's register state and, with cfg.Dispatch, the
+// dispatch registers and a REG_INIT dispatch token.
+func (g *rgen) dispatch(k *kinfo) {
+	e, r := g.e, g.r
+	t := e.clock
+	me, pipe := k.me, k.pipe
+	pgm := k.gpu >> 8
+	e.reg(t, me, pipe, true, regPgmLo, uint32(pgm))
+	e.reg(t, me, pipe, true, regPgmHi, uint32(pgm>>32))
+	if !g.cfg.Dispatch {
+		return
+	}
+	pkt := r.next() & (1<<48 - 1) &^ 63
+	e.reg(t, me, pipe, true, regDispatchPktLo, uint32(pkt))
+	e.reg(t, me, pipe, true, regDispatchPktHi, uint32(pkt>>32))
+	e.reg(t, me, pipe, true, regNumThreadX, uint32(32<<r.intn(6)))
+	e.reg(t, me, pipe, true, regNumThreadX+1, uint32(1+r.intn(8)))
+	e.reg(t, me, pipe, true, regNumThreadX+2, uint32(1+r.intn(4)))
+	r1 := uint32(r.intn(64)) | uint32(r.intn(8))<<7 | uint32(r.intn(2))<<10 |
+		uint32(r.intn(2))<<11 | uint32(r.intn(2))<<14
+	r2 := uint32(r.intn(2)) | uint32(r.intn(32))<<1 | uint32(r.intn(512))<<15
+	e.reg(t, me, pipe, true, regPgmRsrc1, r1)
+	e.reg(t, me, pipe, true, regPgmRsrc2, r2)
+	e.reg(t, me, pipe, true, regPgmRsrc3, uint32(r.next()))
+	if r.oneIn(3) {
+		e.regInit(t, me, pipe, uint8(r.intn(2)), uint32(r.next())) // not a dispatch (type 0 or 1)
+	}
+	e.regInit(t, me, pipe, 2, uint32(r.next())|1)
+}
+
+func (g *rgen) step(a *ractor) {
+	e, r := g.e, g.r
+	switch a.kind {
+	case raSlot:
+		g.stepSlot(a)
+	case raOcc:
+		if a.running {
+			e.waveEnd(a.t, a.sa, a.wgp, a.simd, a.wid, wire.PC{})
+			a.running = false
+			if g.closing {
+				a.done = true
+				return
+			}
+			a.t = g.evT(a.t + int64(r.rangeIn(1, 800)))
+			return
+		}
+		if g.closing {
+			a.done = true
+			return
+		}
+		k := &g.kernels[r.intn(len(g.kernels))]
+		g.startTok(a.t, a.sa, a.wgp, a.simd, a.wid, k)
+		a.running = true
+		a.t = g.evT(max(a.t+int64(r.rangeIn(20, 8000)), g.holdEnds))
+	case raOther:
+		if g.closing {
+			a.done = true
+			return
+		}
+		c := g.codes.other[r.intn(len(g.codes.other))]
+		e.inst(a.t, uint8(r.intn(32)), c, wire.PC{})
+		a.t = g.evT(a.t + int64(r.rangeIn(0, 60)))
+	case raRT:
+		if g.closing {
+			a.done = true
+			return
+		}
+		e.realtime(a.t, g.rtV)
+		step := int64(r.rangeIn(200, 6000))
+		a.t += step
+		g.rtV += uint64(step/20 + 1)
+	case raEvents:
+		if g.closing {
+			a.done = true
+			return
+		}
+		if r.oneIn(2) {
+			ids := []uint8{7, 4, 6, 0x14, 0x16, 0x28, 0x36, 1, 0x10}
+			e.event(a.t, uint8(r.intn(2)), uint8(r.intn(4)), ids[r.intn(len(ids))], r.oneIn(2))
+		} else {
+			flags := []uint32{rmTTStallBeg, rmTTStallEnd, rmDIDTBeg, rmDIDTEnd, rmGCRinse, rmSPMOrPL}
+			f := flags[r.intn(len(flags))]
+			if f == rmSPMOrPL && g.o.Version <= 2 && !r.oneIn(8) {
+				f = rmGCRinse // packet loss only now and then
+			}
+			e.misc(a.t, f)
+		}
+		a.t = g.evT(a.t + int64(r.rangeIn(100, 5000)))
+	case raNoise:
+		if g.closing {
+			a.done = true
+			return
+		}
+		switch r.intn(6) {
+		case 0:
+			e.nops(1 + r.intn(5))
+		case 1:
+			typs := []int{rtWaveAlloc, rtUtil, rtEventSync}
+			if g.gen >= 12 {
+				typs = append(typs, rtPop1, rtPop3)
+			}
+			e.ignored(a.t, typs[r.intn(len(typs))])
+		case 2:
+			e.misc(a.t, 0)
+		case 3:
+			e.reg(a.t, uint8(r.intn(2)), uint8(r.intn(4)), true, 0x20+uint16(r.intn(8)), uint32(r.next()))
+		case 4:
+			e.reg(a.t, uint8(r.intn(2)), uint8(r.intn(4)), false, 0xC340+uint16(r.intn(2)), uint32(r.next()))
+		case 5:
+			e.ignored(a.t, rtWaveAlloc)
+		}
+		a.t = g.evT(a.t + int64(r.rangeIn(1, 300)))
+	case raSData:
+		if g.closing {
+			a.done = true
+			return
+		}
+		wgp := uint8(r.intn(8))
+		if g.gen >= 12 {
+			wgp &^= 2 // see sdataTok
+		}
+		g.sdataTok(a.t, uint8(r.intn(2)), wgp, uint8(r.intn(4)), uint8(r.intn(32)))
+		a.t = g.evT(a.t + int64(r.rangeIn(50, 3000)))
+	case raLateLoad:
+		g.loadCodeObjects(a.t, true)
+		a.done = true
+	}
+}
+
+// sdataTok writes a shader-data token. On gfx12 the location's WGP must
+// have bit 1 clear: the parser's "invalid" test reads bit 14 (the gfx11
+// exec bit), which the gfx12 layout gives to the WGP field (spec §2.3.6 is
+// unclear which bit gfx12 tests).
+func (g *rgen) sdataTok(t int64, sa, wgp, simd, wid uint8) {
+	r := g.r
+	exec := g.gen <= 11 && r.oneIn(4)
+	g.e.sdata(t, r.oneIn(2), sa, wgp, simd, wid, uint32(r.next()), exec, g.gen >= 12 && r.oneIn(3))
+}
+
+// startTok writes a wave start for kernel k.
+func (g *rgen) startTok(t int64, sa, wgp, simd, wid uint8, k *kinfo) {
+	r := g.r
+	count := uint8(r.intn(66))
+	if r.oneIn(8) {
+		count = uint8(90 + r.intn(38))
+	}
+	ext := g.o.ExtStarts && r.oneIn(2)
+	g.e.waveStart(t, ext, sa, wgp, simd, wid, k.me, k.pipe, count, r.oneIn(4), uint8(r.intn(32)))
+}
+
+// stepSlot writes the target slot's next event and plans more when its
+// queue is empty.
+func (g *rgen) stepSlot(a *ractor) {
+	now := a.t
+	for !a.done && g.err == nil {
+		if a.qh >= len(a.q) {
+			a.q, a.qh = a.q[:0], 0
+			g.plan(a, now)
+			if a.done {
+				return
+			}
+		}
+		ev := &a.q[a.qh]
+		if ev.t > now {
+			a.t = ev.t
+			return
+		}
+		a.qh++
+		g.slotEvent(a, ev)
+	}
+	a.done = true
+}
+
+func (g *rgen) slotEvent(a *ractor, ev *rev) {
+	e := g.e
+	pc := func() wire.PC {
+		if ev.line < 0 {
+			return wire.PC{}
+		}
+		return g.g.prog.lines[ev.line].pc
+	}
+	switch ev.kind {
+	case seStart:
+		k := &g.kernels[g.r.intn(len(g.kernels))]
+		g.startTok(ev.t, a.sa, a.wgp, a.simd, a.wid, k)
+		a.w = &walk{k: k, cur: k.entry, anchor: true, ready: ev.t + int64(g.r.rangeIn(1, 12))}
+		g.stats.Waves++
+	case seReady:
+		e.masked(rtReady, ev.t, a.wid, wire.PC{})
+	case seInst:
+		e.inst(ev.t, a.wid, ev.code, pc())
+		g.stats.Instructions++
+	case seValu:
+		e.valu(ev.t, a.wid, pc())
+		g.stats.Instructions++
+	case seImmOne:
+		e.immOne(ev.t, a.wid, pc())
+		g.stats.Instructions++
+	case seImmediate:
+		e.masked(rtImmediate, ev.t, a.wid, pc())
+		g.stats.Instructions++
+	case seNewPC:
+		l := g.g.prog.lines[ev.line].pc
+		e.newPC(ev.t, a.wid, g.base(l.CodeObjectID)+l.Address)
+	case seSData:
+		g.sdataTok(ev.t, a.sa, a.wgp, a.simd, a.wid)
+	case seEnd:
+		e.waveEnd(ev.t, a.sa, a.wgp, a.simd, a.wid, pc())
+		a.w = nil
+	}
+}
+
+func (g *rgen) base(id uint64) uint64 {
+	for _, c := range g.cos {
+		if c.id == id {
+			return c.base
+		}
+	}
+	return 0
+}
+
+// plan fills the slot's queue with the tokens of its next step.
+func (g *rgen) plan(a *ractor, now int64) {
+	w := a.w
+	if w == nil {
+		more := a.waves > 1
+		if g.cfg.TargetBytes > 0 {
+			more = g.e.offset() < g.cfg.TargetBytes
+		}
+		a.waves--
+		if !more {
+			a.done = true
+			g.slots--
+			if g.slots == 0 {
+				g.closing = true
+			}
+			return
+		}
+		a.q = append(a.q, rev{t: g.evT(now + int64(g.r.rangeIn(1, 200))), kind: seStart})
+		return
+	}
+	if err := g.planInst(a, w); err != nil && g.err == nil {
+		g.err = err
+		a.done = true
+	}
+}
+
+func (g *rgen) pick(s []uint16) uint16 { return s[g.r.intn(len(s))] }
+
+func (g *rgen) planInst(a *ractor, w *walk) error {
+	pr := g.g.prog
+	r := g.r
+	for hops := 0; ; hops++ {
+		if w.cur < 0 {
+			return errors.New("the simulated wave left the indexed program")
+		}
+		l := &pr.lines[w.cur]
+		if l.text == "" {
+			return fmt.Errorf("instruction at %#x has no text", l.pc.Address)
+		}
+		if hops > len(pr.lines)+16 {
+			return fmt.Errorf("no instruction producing a token after %#x", l.pc.Address)
+		}
+		if g.rl[w.cur].kind == rkNoToken {
+			if w.anchor && g.rl[w.cur].cls != clsSkip {
+				return fmt.Errorf("%#x: %q starts a stitch anchor but produces no token", l.pc.Address, l.text)
+			}
+			w.cur = l.next
+			continue
+		}
+		break
+	}
+	l := &pr.lines[w.cur]
+	rl := g.rl[w.cur]
+	w.steps++
+	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
+		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
+	}
+	li := w.cur
+	next := l.next
+	t := w.ready
+	if rl.kind != rkEndpgm && r.oneIn(5) {
+		tr := g.wrT(t)
+		a.q = append(a.q, rev{t: tr, kind: seReady, line: -1})
+		t = tr + 1 + int64(r.intn(16))
+	}
+	t = g.evT(t)
+	gap := func(cycles int) int64 {
+		v := r.next()
+		switch {
+		case v&15 == 0:
+			return int64(4 + (v>>8)%60)
+		case v&0x30 == 0:
+			return 0
+		}
+		return int64(1 + (v>>8)%uint64(cycles+3))
+	}
+	inst := func(code uint16) {
+		a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li})
+		w.ready = t + gap(g.table[code&0xFF].cycles)
+	}
+	switch rl.kind {
+	case rkPlain:
+		var codes []uint16
+		switch rl.cls {
+		case clsSMEM:
+			codes = g.codes.smem
+		case clsSALU:
+			codes = g.codes.salu
+		case clsVMEM:
+			codes = g.codes.vmem
+			if r.oneIn(3) {
+				codes = g.codes.flat
+			}
+		case clsFLAT:
+			codes = g.codes.flat
+		case clsLDS:
+			codes = g.codes.lds
+		case clsBVH:
+			codes = g.codes.bvh
+		}
+		inst(g.pick(codes))
+		if g.cfg.ShaderData && r.oneIn(32) && !(g.gen >= 12 && a.wgp&2 != 0) {
+			w.ready = g.evT(w.ready)
+			a.q = append(a.q, rev{t: w.ready, kind: seSData, line: -1})
+		}
+	case rkValu:
+		if r.oneIn(2) {
+			a.q = append(a.q, rev{t: t, kind: seValu, line: li})
+			w.ready = t + gap(1)
+		} else {
+			inst(g.pick(g.codes.valu))
+		}
+	case rkImmed, rkBarrier, rkBarrierSignal:
+		v := r.intn(10)
+		switch {
+		case rl.kind == rkBarrier && v < 6, rl.kind == rkImmed && v == 9:
+			a.q = append(a.q, rev{t: t, kind: seInst, code: 19, line: li})
+		case rl.kind == rkBarrierSignal && v < 5:
+			a.q = append(a.q, rev{t: t, kind: seInst, code: 122, line: li})
+		case v == 8 || g.gen >= 12 && rl.kind == rkBarrier && v == 7:
+			code := uint16(9)
+			if g.gen >= 12 && r.oneIn(2) {
+				code = 138
+			}
+			a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li})
+		case v&1 == 0:
+			a.q = append(a.q, rev{t: t, kind: seImmOne, line: li})
+		default:
+			a.q = append(a.q, rev{t: t, kind: seImmediate, line: li})
+		}
+		w.ready = t + 1
+		if u := r.next(); u%3 == 0 {
+			w.ready += int64(u>>8) % 300
+		} else {
+			w.ready += int64(u>>8) % 4
+		}
+	case rkEndpgm:
+		// At least one cycle after the wave's last token: a barrier
+		// extension fired by that token moves the timeline to its time + 1
+		// (spec §2.3.6 bx), past an end at the same time.
+		a.q = append(a.q, rev{t: g.evT(max(t+1+int64(r.intn(10)), g.holdEnds)), kind: seEnd, line: li})
+		w.done = true
+		a.w = w
+		return nil
+	case rkBranch, rkBranchCond:
+		code := uint16(4)
+		if g.g.decide(w, l) {
+			code, next = 3, l.target
+		}
+		inst(code)
+	case rkSetPC, rkSwapPC:
+		dest := l.next
+		if rl.kind == rkSwapPC {
+			if len(pr.funcs) > 0 && r.oneIn(2) && len(w.stack) < 64 {
+				dest = pr.funcs[r.intn(len(pr.funcs))]
+				w.stack = append(w.stack, l.next)
+			}
+		} else if n := len(w.stack); n > 0 {
+			dest, w.stack = w.stack[n-1], w.stack[:n-1]
+		}
+		if dest >= 0 {
+			d := dest
+			for d >= 0 && g.rl[d].cls == clsSkip {
+				d = pr.lines[d].next
+			}
+			if d < 0 || g.rl[d].kind == rkNoToken {
+				dest = l.next
+			}
+		}
+		if dest < 0 {
+			return fmt.Errorf("%#x: %q: no destination in the program", l.pc.Address, l.text)
+		}
+		a.q = append(a.q, rev{t: t, kind: seInst, code: 5, line: li})
+		tn := g.evT(t + int64(r.intn(6)))
+		a.q = append(a.q, rev{t: tn, kind: seNewPC, line: dest})
+		w.ready = tn + gap(1)
+		w.cur = dest
+		w.anchor = true
+		return nil
+	}
+	w.anchor = false
+	w.cur = next
+	return nil
+}

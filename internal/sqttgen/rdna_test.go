@@ -1,0 +1,134 @@
+package sqttgen
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// rdArch pairs an RDNA generation with its test kernels.
+var rdArchs = []struct {
+	gfxip int
+	index string
+}{
+	{10, "gfx1030.index"},
+	{11, "gfx1100.index"},
+	{12, "gfx1201.index"},
+}
+
+// rdSeedConfig varies the generator's options with the seed.
+func rdSeedConfig(ix *wire.Index, gfxip int, seed uint64) (Config, RDNA) {
+	r := rng{s: seed*7919 + uint64(gfxip)}
+	cfg := Config{
+		Index:        ix,
+		Seed:         seed,
+		WavesPerSIMD: 1 + r.intn(16),
+		WavesPerSlot: 1 + r.intn(3),
+		OtherCUs:     r.intn(4) - 1,
+		Instrument:   true,
+		LateLoad:     r.oneIn(4),
+		Dispatch:     r.oneIn(2),
+		ShaderData:   r.oneIn(2),
+		Events:       r.oneIn(2),
+		DoubleBuffer: r.oneIn(4),
+		MaxTrips:     []int{4, 64, 3000}[r.intn(3)],
+	}
+	o := RDNA{
+		GFXIP:      gfxip,
+		TargetSA:   uint8(r.intn(2)),
+		TargetWGP:  uint8(r.intn(8)),
+		TargetSIMD: uint8(r.intn(4)),
+		DPRate:     uint8(r.intn(16)),
+		DPDerate:   uint8(r.intn(4)),
+		ExtStarts:  r.oneIn(2),
+		OtherSIMD:  r.oneIn(2),
+		Noise:      r.oneIn(2),
+	}
+	if gfxip == 10 {
+		o.Version = uint8(1 + r.intn(2))
+	}
+	return cfg, o
+}
+
+// checkRDNAWant verifies properties every generated RDNA expectation must
+// have: GFXIP first, timelines that sum to the wave's duration, known PCs
+// in time order, one occupancy start and end per wave.
+func checkRDNAWant(t *testing.T, want []wire.Batch, ix *wire.Index, gfxip int) (waves, insts int) {
+	t.Helper()
+	known := map[wire.PC]bool{}
+	for _, r := range ix.Rows {
+		known[r.PC()] = true
+	}
+	if len(want) == 0 || want[0].Type != wire.TypeGFXIP || want[0].GFXIP != uint64(gfxip) {
+		t.Fatalf("first batch is not GFXIP %d", gfxip)
+	}
+	var starts, ends int
+	for _, b := range want {
+		if b.Type == wire.TypeInfo && (len(b.Info) != 1 || b.Info[0] != wire.InfoDataLost) {
+			t.Fatalf("unexpected info %v", b.Info)
+		}
+		for _, o := range b.Occupancy {
+			if o.Start {
+				starts++
+			} else {
+				ends++
+			}
+		}
+		for _, w := range b.Waves {
+			waves++
+			var sum int64
+			for _, s := range w.Timeline {
+				sum += int64(s.Duration)
+				if s.Duration <= 0 {
+					t.Fatalf("empty or negative timeline entry in %+v", w.Timeline)
+				}
+			}
+			if sum != w.EndTime-w.BeginTime {
+				t.Fatalf("wave slot %d: timeline sums to %d, end-begin = %d", w.WaveID, sum, w.EndTime-w.BeginTime)
+			}
+			last := w.BeginTime
+			for _, in := range w.Instructions {
+				insts++
+				if !known[in.PC] {
+					t.Fatalf("instruction PC %+v not in the index", in.PC)
+				}
+				if in.Time < last {
+					t.Fatalf("instructions out of time order: %+v after time %d", in, last)
+				}
+				last = in.Time
+			}
+		}
+	}
+	if starts != ends {
+		t.Fatalf("%d occupancy starts, %d ends", starts, ends)
+	}
+	return waves, insts
+}
+
+func TestGenerateRDNA(t *testing.T) {
+	for _, a := range rdArchs {
+		ix := loadIndex(t, a.index)
+		for seed := uint64(1); seed <= 20; seed++ {
+			t.Run(fmt.Sprintf("gfx%d/seed%d", a.gfxip, seed), func(t *testing.T) {
+				cfg, o := rdSeedConfig(ix, a.gfxip, seed)
+				trace, want, err := GenerateRDNA(cfg, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(trace)%32 != 0 {
+					t.Errorf("trace length %d is not a multiple of 32", len(trace))
+				}
+				waves, insts := checkRDNAWant(t, want, ix, a.gfxip)
+				if waves == 0 || insts < waves*5 {
+					t.Errorf("%d waves, %d instructions", waves, insts)
+				}
+				again, want2, err := GenerateRDNA(cfg, o)
+				if err != nil || !bytes.Equal(trace, again) || Diff(want, want2) != "" {
+					t.Fatalf("same seed gave a different trace or records (err %v)", err)
+				}
+			})
+		}
+	}
+}

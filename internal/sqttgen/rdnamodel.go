@@ -1,0 +1,695 @@
+package sqttgen
+
+import (
+	"fmt"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// The RDNA model turns the delivered tokens into the records a decoder
+// following the specification emits (§2.3.6 parser, §2.1 registers and
+// instrumentation, §3.5 stitcher, §4.3 callback order). As for gfx9, the
+// stitched PCs are compared with the PCs the simulated waves executed.
+
+// rwave is one traced wave of the target SIMD (spec §2.3.6 "RDNA wave
+// model").
+type rwave struct {
+	rec      wire.Wave
+	last     int64 // time of the last state change
+	cur      wire.WaveStateType
+	pcInfos  []pcInfo
+	bx       bool // barrier extension armed
+	complete bool
+	noted    []wire.PC // PCs the simulation executed, per instruction
+}
+
+type rmodel struct {
+	out   func(*wire.Batch)
+	gen   int
+	hdr   RDNAHeader
+	ver   int
+	codes *[256]rdCode
+
+	target, targetSIMD uint8
+	slots              [32][]*rwave
+
+	running  map[uint32]wire.PC
+	occ      []wire.Occupancy
+	sdata    []wire.ShaderData
+	rt       []wire.Realtime
+	other    []wire.OtherSIMD
+	dataLost bool
+	q        []rtok // gfx10/11 reorder queue
+
+	pgm, pkt             [2][4]uint64
+	nthr                 [3]uint32
+	rsrc1, rsrc2         uint32
+	instrActive          bool
+	udWait               int
+	coSize, coAddr, coID [2][4]uint64
+	active, fromStart    []coRange
+	rtFreq               uint64
+	rtFreqSet            bool
+
+	waveIncSent, stitchSent bool
+
+	isa       func(wire.PC) (string, uint64, bool)
+	lines     map[wire.PC]*rline
+	checkWalk bool
+	fail      func(error)
+}
+
+func newRModel(gen int, out func(*wire.Batch)) *rmodel {
+	return &rmodel{gen: gen, out: out, running: map[uint32]wire.PC{}, udWait: -1}
+}
+
+func (m *rmodel) emit(b *wire.Batch) { m.out(b) }
+
+func (m *rmodel) failf(format string, a ...any) {
+	if m.fail != nil {
+		m.fail(fmt.Errorf(format, a...))
+	}
+}
+
+// feed takes a delivered token. gfx10/11 pass it through the reorder queue
+// of spec §2.3.1: a token earlier than the last queued one goes to the
+// front; the front is released while it is earlier than the last queued.
+func (m *rmodel) feed(tk rtok) {
+	if m.gen >= 12 {
+		m.process(&tk)
+		return
+	}
+	if n := len(m.q); n > 0 && tk.t < m.q[n-1].t {
+		m.q = append([]rtok{tk}, m.q...)
+	} else {
+		m.q = append(m.q, tk)
+	}
+	for len(m.q) > 1 && m.q[0].t < m.q[len(m.q)-1].t {
+		m.process(&m.q[0])
+		m.q = m.q[1:]
+	}
+	if cap(m.q) > 64 && len(m.q) < 8 {
+		m.q = append([]rtok(nil), m.q...)
+	}
+}
+
+func (m *rmodel) process(tk *rtok) {
+	switch tk.typ {
+	case rtHeader:
+		m.header(tk.hdr)
+	case rtReg:
+		m.reg(tk)
+	case rtRegInit:
+		if tk.flags == 2 && tk.data&1 != 0 {
+			m.emit(&wire.Batch{Type: wire.TypeDispatch, Dispatches: []wire.Dispatch{m.dispatch(tk.t, tk.me, tk.pipe)}})
+		}
+	case rtEvent:
+		m.eventTok(tk)
+	case rtMisc:
+		m.misc(tk)
+	case rtWaveStart, rtWaveStartExt:
+		m.waveStart(tk)
+	case rtWaveEnd:
+		m.waveEnd(tk)
+	case rtInst:
+		m.inst(tk)
+	case rtValu:
+		if w := m.top(tk.wid); w != nil {
+			m.valu(w, tk.t, tk.pc)
+		}
+	case rtImmOne:
+		if w := m.top(tk.wid); w != nil {
+			m.immediate(w, tk.t, tk.pc)
+		}
+	case rtImmediate:
+		for s := uint8(0); s < 16; s++ {
+			if tk.mask&(1<<s) != 0 {
+				if w := m.top(s); w != nil {
+					m.immediate(w, tk.t, tk.pcs[s])
+				}
+			}
+		}
+	case rtReady:
+		for s := uint8(0); s < 16; s++ {
+			if tk.mask&(1<<s) != 0 {
+				if w := m.top(s); w != nil {
+					m.bxCheck(w, tk.t-1)
+					w.setState(wire.StateStall, tk.t)
+				}
+			}
+		}
+	case rtNewPC:
+		if w := m.top(tk.wid); w != nil {
+			m.newPC(w, tk.t, tk.addr)
+		}
+	case rtSData, rtSDataShort:
+		m.shaderData(tk)
+	}
+}
+
+func (m *rmodel) header(h RDNAHeader) {
+	m.hdr, m.ver = h, int(h.Version)
+	m.target = h.DSA<<7 + h.DWGP&7
+	m.targetSIMD = h.DSIMD & 3
+	dp, de := rdRates(h)
+	m.codes = rdCodeTable(m.gen, dp, de)
+	gfxip := uint64(10)
+	switch {
+	case m.ver == 3:
+		gfxip = 11
+	case m.ver >= 4:
+		gfxip = 12
+	}
+	m.emit(&wire.Batch{Type: wire.TypeGFXIP, GFXIP: gfxip})
+}
+
+// rdRates returns dprate and derate of a header (spec §2.3.5).
+func rdRates(h RDNAHeader) (dp, de int) {
+	mask := uint8(7)
+	if h.Version < 3 {
+		mask = 0xF
+	}
+	dp = 1
+	if dpr := h.DPRate & mask; dpr != 0 {
+		dp = 1 << (dpr - 1)
+	}
+	return dp, 1 << (h.DPDerate & 7)
+}
+
+func (m *rmodel) top(wid uint8) *rwave {
+	s := m.slots[wid&31]
+	if len(s) == 0 {
+		return nil
+	}
+	return s[len(s)-1]
+}
+
+func (m *rmodel) translate(addr uint64) wire.PC { return translateIn(m.active, addr) }
+
+func (m *rmodel) retranslate(pc wire.PC) wire.PC {
+	if pc.CodeObjectID == 0 && pc.Address != 0 {
+		return translateIn(m.fromStart, pc.Address)
+	}
+	return pc
+}
+
+func (m *rmodel) event(t int64, typ wire.EventType, me, pipe uint8, flags uint16, payload uint64) {
+	m.emit(&wire.Batch{Type: wire.TypeEvent, Events: []wire.Event{{
+		Size: 40, Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload}}})
+}
+
+func (m *rmodel) eventTok(tk *rtok) {
+	var typ wire.EventType
+	switch tk.code {
+	case 7:
+		typ = wire.EventCSPartialFlush
+	case 4, 6, 0x14, 0x16:
+		typ = wire.EventCacheFlush
+	case 0x28:
+		typ = wire.EventBottomOfPipeTS
+	case 0x36:
+		typ = wire.EventTTFlush
+	default:
+		return
+	}
+	flags := uint16(1)
+	if tk.short { // bop
+		flags |= 2
+	}
+	m.event(tk.t, typ, tk.me&1, tk.pipe, flags, 0)
+}
+
+// MISC flag bits (spec §2.3.4).
+const (
+	rmSPMOrPL     = 1 << 16
+	rmGCRinse     = 1 << 17
+	rmTTStallBeg  = 1 << 20
+	rmTTStallEnd  = 1 << 21
+	rmDIDTBeg     = 1 << 22
+	rmDIDTEnd     = 1 << 23
+	rmSaveContext = 1 << 19
+)
+
+func (m *rmodel) misc(tk *rtok) {
+	f := tk.flags
+	ev := func(typ wire.EventType) { m.event(tk.t, typ, 0, 0, 0, 0) }
+	if f&rmSPMOrPL != 0 {
+		if m.ver <= 2 {
+			m.dataLost = true
+			ev(wire.EventPacketLoss)
+		} else {
+			ev(wire.EventSPMSample)
+		}
+	}
+	if f&rmTTStallBeg != 0 {
+		ev(wire.EventTTStallBegin)
+	}
+	if f&rmTTStallEnd != 0 {
+		ev(wire.EventTTStallEnd)
+	}
+	if f&rmDIDTBeg != 0 {
+		ev(wire.EventDIDTStallBegin)
+	}
+	if f&rmDIDTEnd != 0 {
+		ev(wire.EventDIDTStallEnd)
+	}
+	if f&rmGCRinse != 0 {
+		ev(wire.EventGCRinse)
+	}
+}
+
+func (m *rmodel) startPC(me, pipe uint8) uint64 { return (m.pgm[me&1][pipe&3] << 8) & (1<<48 - 1) }
+
+func (m *rmodel) waveStart(tk *rtok) {
+	pc := m.translate(m.startPC(tk.me, tk.pipe))
+	cu := tk.sa<<7 + tk.wgp
+	target := cu == m.target && tk.simd == m.targetSIMD
+	if tk.count >= 66 && tk.count <= 89 {
+		m.failf("sqttgen: internal error: context save/restore count %d", tk.count)
+		return
+	}
+	isExt := tk.isExt && !tk.extLDS
+	var wgid uint8
+	if isExt {
+		wgid = tk.wgid
+	}
+	k := occKey(cu, tk.simd, tk.wid)
+	m.running[k] = pc
+	m.occ = append(m.occ, wire.Occupancy{PC: pc, Time: uint64(tk.t), CU: cu, SIMD: tk.simd, WaveID: tk.wid,
+		Start: true, MEID: tk.me, PipeID: tk.pipe, IsExt: isExt, WorkgroupID: wgid})
+	if m.hdr.DoubleBuffer && m.ver >= 4 && len(m.occ) >= 65536 {
+		m.flushOcc(false)
+	}
+	if !target {
+		return
+	}
+	s := m.slots[tk.wid]
+	for len(s) > 0 && s[len(s)-1].complete {
+		m.emitWave(s[len(s)-1], false)
+		s = s[:len(s)-1]
+	}
+	w := &rwave{last: tk.t, cur: wire.StateIdle}
+	if pc != (wire.PC{}) {
+		w.pcInfos = []pcInfo{{0, pc}}
+	}
+	w.rec = wire.Wave{CU: cu, SIMD: tk.simd, WaveID: tk.wid, Dispatcher: tk.pipe&0xF | (tk.me&7)<<4,
+		WorkgroupID: wgid, Size: 64, BeginTime: tk.t}
+	m.slots[tk.wid] = append(s, w)
+}
+
+func (m *rmodel) waveEnd(tk *rtok) {
+	cu := tk.sa<<7 + tk.wgp
+	if cu == m.target && tk.simd == m.targetSIMD {
+		if w := m.top(tk.wid); w != nil && !w.complete {
+			m.completeWave(w, tk.t, tk.pc)
+		}
+	}
+	k := occKey(cu, tk.simd, tk.wid)
+	pc, ok := m.running[k]
+	if ok {
+		delete(m.running, k)
+	} else {
+		m.occ = append([]wire.Occupancy{{CU: cu, SIMD: tk.simd, WaveID: tk.wid, Start: true}}, m.occ...)
+	}
+	pc = m.retranslate(pc)
+	m.occ = append(m.occ, wire.Occupancy{PC: pc, Time: uint64(tk.t), CU: cu, SIMD: tk.simd, WaveID: tk.wid})
+}
+
+func (w *rwave) setState(s wire.WaveStateType, t int64) {
+	if t > w.last {
+		tl := w.rec.Timeline
+		if len(tl) == 0 || tl[len(tl)-1].Type != w.cur {
+			tl = append(tl, wire.WaveState{Type: w.cur})
+		}
+		tl[len(tl)-1].Duration += int32(t - w.last)
+		w.rec.Timeline = tl
+		w.last = t
+	}
+	w.cur = s
+}
+
+func (w *rwave) add(in wire.Instruction, pc wire.PC) {
+	w.rec.Instructions = append(w.rec.Instructions, in)
+	w.noted = append(w.noted, pc)
+}
+
+func (w *rwave) lastIns() *wire.Instruction {
+	if n := len(w.rec.Instructions); n > 0 {
+		return &w.rec.Instructions[n-1]
+	}
+	return nil
+}
+
+// bxCheck is the gfx10/11 barrier extension (spec §2.3.6 bx).
+func (m *rmodel) bxCheck(w *rwave, t int64) {
+	if !w.bx {
+		return
+	}
+	w.bx = false
+	if l := w.lastIns(); l != nil && l.Category == wire.CatImmed {
+		w.setState(wire.StateWait, iend(l))
+		w.setState(wire.StateExec, t+1)
+		l.Duration = int32(max(0, t-l.Time))
+		l.Category = wire.CatMessage
+	}
+}
+
+func (m *rmodel) valu(w *rwave, t int64, pc wire.PC) {
+	m.bxCheck(w, t)
+	time, dur, stall := t, int64(1), int64(0)
+	if w.cur == wire.StateStall && w.last < t {
+		stall = t - w.last
+		dur += stall
+		time = w.last
+	}
+	w.add(wire.Instruction{Time: time, Category: wire.CatVALU, Duration: int32(dur), Stall: uint32(stall)}, pc)
+	w.setState(wire.StateExec, t)
+}
+
+func (m *rmodel) immediate(w *rwave, t int64, pc wire.PC) {
+	m.bxCheck(w, t)
+	time := t
+	if l := w.lastIns(); l != nil {
+		time = min(t, iend(l))
+	}
+	stall := t - time
+	w.add(wire.Instruction{Time: time, Category: wire.CatImmed, Duration: int32(stall + 1), Stall: uint32(stall)}, pc)
+	w.setState(wire.StateWait, time)
+	w.setState(wire.StateExec, t+1)
+}
+
+func (m *rmodel) inst(tk *rtok) {
+	c := m.codes[tk.code&0xFF]
+	if m.gen <= 11 {
+		c = m.codes[tk.code&0x7F]
+	}
+	if c.ok && c.other {
+		m.other = append(m.other, wire.OtherSIMD{Size: 24, Time: tk.t, Cycles: uint16(c.cycles), WGP: m.target,
+			Category: c.cat})
+		if len(m.other) >= 65536 {
+			m.emit(&wire.Batch{Type: wire.TypeInstOtherSIMD, OtherSIMD: m.other})
+			m.other = nil
+		}
+		return
+	}
+	w := m.top(tk.wid)
+	if w == nil {
+		return
+	}
+	t := tk.t
+	m.bxCheck(w, t)
+	if tk.code == 117 || tk.code == 6 {
+		m.failf("sqttgen: internal error: trap code %d", tk.code)
+		return
+	}
+	if !c.ok || c.cat == wire.CatNone {
+		return
+	}
+	if c.cat == wire.CatImmed {
+		m.immediate(w, t, tk.pc)
+		if m.ver <= 3 {
+			w.bx = true
+		}
+		return
+	}
+	time, dur, stall := t, int64(c.cycles), int64(0)
+	if w.cur == wire.StateStall && w.last < t {
+		stall = t - w.last
+		dur += stall
+		time = w.last
+	}
+	w.add(wire.Instruction{Time: time, Category: c.cat, Duration: int32(dur), Stall: uint32(stall)}, tk.pc)
+	if tk.code == 5 {
+		w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.rec.Instructions)})
+	}
+	w.setState(wire.StateExec, t)
+}
+
+func (m *rmodel) newPC(w *rwave, t int64, addr uint64) {
+	m.bxCheck(w, t)
+	if len(w.pcInfos) == 0 {
+		return
+	}
+	pc := m.translate(addr)
+	last := -1
+	for n := range w.pcInfos {
+		if w.pcInfos[n].pc != (wire.PC{}) {
+			last = n
+		}
+	}
+	if last+1 < len(w.pcInfos) {
+		w.pcInfos[last+1].pc = pc
+		return
+	}
+	w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.rec.Instructions), pc: pc})
+}
+
+// completeWave ends a wave at t; the program end (s_endpgm, no token)
+// becomes a MESSAGE when the last instruction ended before t.
+func (m *rmodel) completeWave(w *rwave, t int64, endPC wire.PC) {
+	w.setState(wire.StateEmpty, t)
+	w.rec.EndTime = t
+	w.complete = true
+	if l := w.lastIns(); l != nil {
+		if e := iend(l); e < t {
+			w.add(wire.Instruction{Time: e, Category: wire.CatMessage, Duration: int32(t - e)}, endPC)
+		}
+	}
+}
+
+func (m *rmodel) shaderData(tk *rtok) {
+	if m.ver > 2 && tk.flags&1 != 0 {
+		return
+	}
+	var flags uint8
+	if tk.short {
+		flags |= 1 << wire.ShaderDataIMM
+	}
+	if tk.priv {
+		flags |= 1 << wire.ShaderDataPRIV
+	}
+	m.sdata = append(m.sdata, wire.ShaderData{Time: tk.t, Value: tk.data, CU: tk.sa<<7 + tk.wgp, SIMD: tk.simd,
+		WaveID: tk.wid, Flags: flags})
+	if len(m.sdata) >= 65536 {
+		m.emit(&wire.Batch{Type: wire.TypeShaderData, ShaderData: m.sdata})
+		m.sdata = nil
+	}
+}
+
+func (m *rmodel) realtime(clock int64, v uint64) {
+	m.rt = append(m.rt, wire.Realtime{ShaderClock: clock, RealtimeClock: v})
+}
+
+// reg handles REG tokens: CS=1 compute registers (§2.1.1), CS=0 (and any
+// REG on version <= 2) the USERDATA2 protocol (§2.1.2).
+func (m *rmodel) reg(tk *rtok) {
+	me, pipe := tk.me&1, tk.pipe&3
+	data := uint32(tk.data)
+	if tk.cs {
+		switch tk.reg {
+		case regNumThreadX, regNumThreadX + 1, regNumThreadX + 2:
+			m.nthr[tk.reg-regNumThreadX] = data
+		case regPgmLo:
+			setLo(&m.pgm[me][pipe], data)
+		case regPgmHi:
+			setHi(&m.pgm[me][pipe], data)
+		case regDispatchPktLo:
+			setLo(&m.pkt[me][pipe], data)
+		case regDispatchPktHi:
+			setHi(&m.pkt[me][pipe], data)
+		case regPgmRsrc1:
+			m.rsrc1 = data
+		case regPgmRsrc2:
+			m.rsrc2 = data
+		}
+	}
+	if (!tk.cs || m.ver <= 2) && tk.reg == regUserData2 {
+		m.userData2(tk.t, tk.me, pipe, data)
+	}
+}
+
+func (m *rmodel) userData2(t int64, me, pipe uint8, v uint32) {
+	if !m.instrActive {
+		if v == rocMagic {
+			m.instrActive = true
+			m.udWait = -1
+		}
+		return
+	}
+	if m.udWait < 0 {
+		op, typ, d20 := v&0xFF, (v>>8)&0xF, v>>12
+		switch {
+		case op == opAgentInfo && typ == agentRTFreq:
+			m.rtFreq, m.rtFreqSet = uint64(d20)*1000, true
+		case op == opCodeObj && d20 == 0:
+			m.udWait = int(typ)
+		}
+		return
+	}
+	typ := m.udWait
+	m.udWait = -1
+	i, j := me&1, pipe&3
+	switch typ {
+	case coSizeLo:
+		setLo(&m.coSize[i][j], v)
+	case coSizeHi:
+		setHi(&m.coSize[i][j], v)
+	case coAddrLo:
+		setLo(&m.coAddr[i][j], v)
+	case coAddrHi:
+		setHi(&m.coAddr[i][j], v)
+	case coIDLo:
+		setLo(&m.coID[i][j], v)
+	case coIDHi:
+		setHi(&m.coID[i][j], v)
+	case coTail:
+		unload, fromStart, legacy := v&1 != 0, v&2 != 0, uint64(v>>2)
+		id := legacy
+		if id == 0 {
+			id = m.coID[i][j]
+		}
+		idx := -1
+		for n, r := range m.active {
+			if r.id == id {
+				idx = n
+			}
+		}
+		if !unload && idx < 0 {
+			r := coRange{addr: m.coAddr[i][j], size: m.coSize[i][j], id: id}
+			if r.size != 0 {
+				m.active = insertRange(m.active, r)
+				if fromStart {
+					m.fromStart = insertRange(m.fromStart, r)
+				}
+			}
+			m.event(t, wire.EventCodeObjectLoad, me, pipe, 0, id&0xFFFFFFFF)
+		} else if unload && idx >= 0 {
+			m.active = append(m.active[:idx], m.active[idx+1:]...)
+			m.event(t, wire.EventCodeObjectUnload, me, pipe, 0, id&0xFFFFFFFF)
+		}
+	}
+}
+
+// dispatch derives a DISPATCH record (spec §2.1.5) with tt_version = the
+// header version.
+func (m *rmodel) dispatch(t int64, me, pipe uint8) wire.Dispatch {
+	r1, r2 := m.rsrc1, m.rsrc2
+	var flags int32
+	if r1&(1<<10) != 0 {
+		flags |= 1
+	}
+	if r1&(1<<11) != 0 {
+		flags |= 2
+	}
+	if r1&(1<<14) != 0 {
+		flags |= 4
+	}
+	if r2&1 != 0 {
+		flags |= 8
+	}
+	lds := ((r2 >> 15) & 0x1FF) * 512
+	if m.ver == 1 {
+		lds = lds * 10 / 4
+	}
+	sgprs := uint32(128)
+	if m.ver <= 1 {
+		sgprs = ((r1>>7)&7)*16 + 16
+	}
+	return wire.Dispatch{
+		Size: 80, Time: t, MEID: me, PipeID: pipe,
+		UserSGPRs:       uint16((r2 >> 1) & 0x1F),
+		Flags:           flags,
+		VGPRs:           (r1&0x3F)*8 + 8,
+		SGPRs:           sgprs,
+		LDSSize:         lds,
+		ThreadDim:       m.nthr,
+		DispatchPktAddr: m.pkt[me&1][pipe&3],
+		EntryPoint:      m.translate(m.startPC(me, pipe)),
+	}
+}
+
+func (m *rmodel) flushOcc(final bool) {
+	if len(m.occ) == 0 {
+		return
+	}
+	if final {
+		for i := range m.occ {
+			m.occ[i].PC = m.retranslate(m.occ[i].PC)
+		}
+	}
+	m.emit(&wire.Batch{Type: wire.TypeOccupancy, Occupancy: m.occ})
+	m.occ = nil
+}
+
+// emitWave stitches and emits one wave (spec §3.5 "after the loop").
+func (m *rmodel) emitWave(w *rwave, final bool) {
+	if final {
+		for n := range w.pcInfos {
+			w.pcInfos[n].pc = m.retranslate(w.pcInfos[n].pc)
+		}
+	}
+	ins := w.rec.Instructions
+	if !w.complete {
+		var e int64
+		for i := range ins {
+			e = max(e, iend(&ins[i])+4)
+		}
+		w.rec.EndTime = e
+	}
+	n := m.rstitch(w)
+	switch {
+	case !w.complete:
+		if !m.waveIncSent {
+			m.waveIncSent = true
+			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoWaveIncomplete}})
+		}
+	case n != len(ins) && len(w.pcInfos) > 0 && w.pcInfos[0].pc.CodeObjectID != 0:
+		if !m.stitchSent {
+			m.stitchSent = true
+			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoStitchIncomplete}})
+		}
+	}
+	if m.checkWalk {
+		for i := range ins {
+			if ins[i].PC != m.retranslate(w.noted[i]) {
+				m.failf("sqttgen: internal error: the stitcher puts instruction %d (%v at %d) of wave slot %d at %+v, the walk executed %+v",
+					i, ins[i].Category, ins[i].Time, w.rec.WaveID, ins[i].PC, w.noted[i])
+				break
+			}
+		}
+	}
+	m.emit(&wire.Batch{Type: wire.TypeWave, Waves: []wire.Wave{w.rec}})
+}
+
+// end emits the end-of-buffer records (spec §2.3.6 "End of buffer", §4.3).
+func (m *rmodel) end() {
+	for len(m.q) > 0 {
+		m.process(&m.q[0])
+		m.q = m.q[1:]
+	}
+	m.flushOcc(true)
+	if len(m.rt) > 0 {
+		m.emit(&wire.Batch{Type: wire.TypeRealtime, Realtime: m.rt})
+		m.rt = nil
+	}
+	if len(m.sdata) > 0 {
+		m.emit(&wire.Batch{Type: wire.TypeShaderData, ShaderData: m.sdata})
+		m.sdata = nil
+	}
+	if len(m.other) > 0 {
+		m.emit(&wire.Batch{Type: wire.TypeInstOtherSIMD, OtherSIMD: m.other})
+		m.other = nil
+	}
+	for s := range m.slots {
+		for _, w := range m.slots[s] {
+			m.emitWave(w, true)
+		}
+		m.slots[s] = nil
+	}
+	if m.dataLost {
+		m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoDataLost}})
+	}
+	if m.rtFreqSet {
+		m.emit(&wire.Batch{Type: wire.TypeRTFrequency, RTFrequency: m.rtFreq})
+	}
+}
