@@ -265,7 +265,9 @@ func openLibrary(name string) (*library, error) {
 	var errbuf [512]C.char
 	h := C.cdec_dlopen(cname, &errbuf[0], C.size_t(len(errbuf)))
 	if h == 0 {
-		return nil, errors.New(C.GoString(&errbuf[0]))
+		// dlerror repeats the name: "NAME: cannot open shared object file".
+		msg := strings.TrimPrefix(C.GoString(&errbuf[0]), name+": ")
+		return nil, errors.New(msg)
 	}
 	lib := &library{path: name}
 	for _, s := range symbols {
