@@ -65,6 +65,9 @@ func New(ix *wire.Index) *Fold {
 				f.add(e)
 			}
 			e.Text, e.Source, e.Line = r.Text, r.Source, r.Line
+			if r.SourceNull {
+				e.Source = "None" // upstream's str(None): what its stats CSV shows for a null Source
+			}
 		}
 	}
 	for _, e := range f.entries {

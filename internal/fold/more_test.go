@@ -254,7 +254,7 @@ func TestOddRowsKept(t *testing.T) {
 		t.Errorf("code.json:\n%s\nwant:\n%s", got, want)
 	}
 	wantCSV := "CodeObj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\r\n" +
-		"1,16,\"v_add_f32 v0, v1, v2\",1,2,1,0,\r\n"
+		"1,16,\"v_add_f32 v0, v1, v2\",1,2,1,0,None\r\n"
 	if got := csvOf(t, f); got != wantCSV {
 		t.Errorf("CSV:\n%q\nwant:\n%q", got, wantCSV)
 	}
