@@ -64,8 +64,13 @@ func readLines(f *elf.File) (*LineTable, error) {
 	str, _ := sectionData(f, ".debug_str")
 	raw := rawSections{line: lineSec, lineStr: lineStr, str: str, order: f.ByteOrder}
 
+	// Every entry takes at least one byte of .debug_info: a reader that
+	// returns more entries than that is going round in circles on
+	// damaged input.
+	info, _ := sectionData(f, ".debug_info")
+	budget := len(info) + 1
 	r := d.Reader()
-	for {
+	for ; budget > 0; budget-- {
 		cu, err := r.Next()
 		if err != nil || cu == nil {
 			break // an error while iterating units stops iteration
@@ -74,7 +79,7 @@ func readLines(f *elf.File) (*LineTable, error) {
 			r.SkipChildren()
 			continue
 		}
-		ranges, err := unitRanges(d, &raw, cu)
+		ranges, err := unitRanges(d, &raw, cu, len(info)+1)
 		if err == nil {
 			t.ranges = append(t.ranges, ranges...)
 		}
@@ -106,16 +111,21 @@ func hasDebugRelocations(f *elf.File) bool {
 
 // unitRanges computes the source ranges of one compilation unit. Any error
 // skips the unit.
-func unitRanges(d *dwarf.Data, raw *rawSections, cu *dwarf.Entry) (out []lineRange, err error) {
-	lr, err := d.LineReader(cu)
-	if err != nil || lr == nil {
-		return nil, err
-	}
+func unitRanges(d *dwarf.Data, raw *rawSections, cu *dwarf.Entry, budget int) (out []lineRange, err error) {
 	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
 	if !ok {
 		return nil, fmt.Errorf("no line program")
 	}
+	// Read the header first: debug/dwarf trusts its directory and file
+	// counts and allocates whatever a damaged header asks for.
 	hdr, herr := raw.header(off)
+	if herr != nil && herr != errLineForm {
+		return nil, herr
+	}
+	lr, err := d.LineReader(cu)
+	if err != nil || lr == nil {
+		return nil, err
+	}
 	// Map the line reader's file entries back to their numbers, so the
 	// file rules of §3.5 apply to the raw names rather than debug/dwarf's
 	// joined paths.
@@ -194,7 +204,7 @@ func unitRanges(d *dwarf.Data, raw *rawSections, cu *dwarf.Entry) (out []lineRan
 	}
 
 	// The inline call chains.
-	root, err := inlineTree(d, cu, func(idx int) (string, bool) {
+	root, err := inlineTree(d, cu, budget, func(idx int) (string, bool) {
 		var lf *dwarf.LineFile
 		if files := lr.Files(); idx >= 0 && idx < len(files) {
 			lf = files[idx]
@@ -251,7 +261,7 @@ func (n *inlineNode) chain(a uint64, out *[]string) bool {
 
 // inlineTree reads the DIEs of the unit cu and returns the root of its
 // inlining tree with empty nodes dropped, nil when nothing is inlined.
-func inlineTree(d *dwarf.Data, cu *dwarf.Entry, resolve func(int) (string, bool)) (*inlineNode, error) {
+func inlineTree(d *dwarf.Data, cu *dwarf.Entry, budget int, resolve func(int) (string, bool)) (*inlineNode, error) {
 	r := d.Reader()
 	r.Seek(cu.Offset)
 	var build func(e *dwarf.Entry, depth int) (*inlineNode, error)
@@ -281,6 +291,9 @@ func inlineTree(d *dwarf.Data, cu *dwarf.Entry, resolve func(int) (string, bool)
 		}
 		if e.Children {
 			for {
+				if budget--; budget < 0 {
+					return nil, fmt.Errorf("DIE tree does not end")
+				}
 				c, err := r.Next()
 				if err != nil {
 					return nil, err

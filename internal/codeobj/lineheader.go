@@ -27,7 +27,12 @@ type rawFile struct {
 	ok   bool // a real entry (DWARF <= 4 leaves slot 0 empty)
 }
 
-var errLineHeader = errors.New("malformed line program header")
+var (
+	errLineHeader = errors.New("malformed line program header")
+	// errLineForm: a well-formed header whose file names use a form this
+	// reader does not resolve (strx): debug/dwarf's names are used.
+	errLineForm = errors.New("unsupported form in line program header")
+)
 
 type byteReader struct {
 	b     []byte
@@ -279,7 +284,7 @@ func (s *rawSections) header(off int64) (*lineHeader, error) {
 					r.skip(r.u32())
 				default:
 					// strx and others: not resolvable here.
-					return errLineHeader
+					return errLineForm
 				}
 				switch p.lnct {
 				case lnctPath:
