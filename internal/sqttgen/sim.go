@@ -67,7 +67,7 @@ type walk struct {
 	k      *kinfo
 	cur    int32
 	steps  int
-	loops  map[int32]int32
+	loops  []loopCount // trips left per back-edge in progress
 	stack  []int32
 	anchor bool
 	done   bool // s_endpgm issued
@@ -327,6 +327,10 @@ func (g *gen) run() (Stats, error) {
 			break
 		}
 		g.step(a)
+		// A slot whose next token is due before anything else runs on.
+		for a.kind == actSlot && !a.done && g.err == nil && !g.cut && g.cal.skipTo(a.t) {
+			g.step(a)
+		}
 		if !a.done {
 			g.cal.push(a)
 		}
@@ -387,23 +391,49 @@ func (c *calendar) pop() *actor {
 			c.n--
 			return a
 		}
-		c.b[i] = c.b[i][:0]
-		c.head = 0
-		c.now += 4
-		if i%(calSlots/2) == 0 && len(c.far) > 0 {
-			keep := c.far[:0]
-			for _, a := range c.far {
-				if a.t-c.now < calSpan/2 {
-					j := (a.t / 4) % calSlots
-					c.b[j] = append(c.b[j], a)
-				} else {
-					keep = append(keep, a)
-				}
-			}
-			c.far = keep
-		}
+		c.advance()
 	}
 	return nil
+}
+
+// advance moves to the next slot; the current one must be exhausted.
+func (c *calendar) advance() {
+	i := (c.now / 4) % calSlots
+	c.b[i] = c.b[i][:0]
+	c.head = 0
+	c.now += 4
+	if i%(calSlots/2) == 0 && len(c.far) > 0 {
+		keep := c.far[:0]
+		for _, a := range c.far {
+			if a.t-c.now < calSpan/2 {
+				j := (a.t / 4) % calSlots
+				c.b[j] = append(c.b[j], a)
+			} else {
+				keep = append(keep, a)
+			}
+		}
+		c.far = keep
+	}
+}
+
+// skipTo reports whether an actor (not queued) due at t, a little after
+// now, is the next to run, and if so moves the calendar to t.
+func (c *calendar) skipTo(t int64) bool {
+	if t == c.now {
+		return true
+	}
+	if t-c.now > 64 || c.head < len(c.b[(c.now/4)%calSlots]) {
+		return false
+	}
+	for u := c.now + 4; u < t; u += 4 {
+		if len(c.b[(u/4)%calSlots]) > 0 {
+			return false
+		}
+	}
+	for c.now < t {
+		c.advance()
+	}
+	return true
 }
 
 // loadCodeObjects writes the CODEOBJ packets of every code object.
@@ -608,10 +638,6 @@ func (g *gen) stepSlot(a *actor) {
 		return
 	}
 	a.t = a.q[a.qh].t
-	if a.t == g.e.clock && g.err == nil {
-		// Due now as well: no need to go through the calendar.
-		g.stepSlot(a)
-	}
 }
 
 // plan fills the slot's queue with the tokens of its next step.
@@ -695,7 +721,7 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		if l.alt != 0xFF && r.oneIn(2) {
 			typ = l.alt
 		}
-		if _, ok := replayType[typ]; ok {
+		if replayType[typ&31] != 0 {
 			w.lastMem, w.sinceMem = typ, 0
 		}
 		delay := 2
@@ -766,8 +792,8 @@ func (g *gen) planInst(a *actor, w *walk) error {
 	return nil
 }
 
-// replayType maps memory INST types to their XNACK replay types.
-var replayType = map[uint8]uint8{instSMEMRd: 19, instSMEMWr: 20, instVMEMRd: 21, instVMEMWr: 22, instFLATWr: 23, instFLATRd: 24}
+// replayType maps memory INST types to their XNACK replay types (0: none).
+var replayType = [32]uint8{instSMEMRd: 19, instSMEMWr: 20, instVMEMRd: 21, instVMEMWr: 22, instFLATWr: 23, instFLATRd: 24}
 
 func (g *gen) gap() int64 {
 	r := &g.r
@@ -831,22 +857,29 @@ func (g *gen) decide(w *walk, l *line) bool {
 	}
 	idx := w.cur
 	if pr.lines[l.target].pc.Address <= l.pc.Address {
-		if w.loops == nil {
-			w.loops = map[int32]int32{}
+		k := -1
+		for i := range w.loops {
+			if w.loops[i].line == idx {
+				k = i
+				break
+			}
 		}
-		rem, ok := w.loops[idx]
-		if !ok {
-			rem = int32(g.trips()) - 1
+		if k < 0 {
+			k = len(w.loops)
+			w.loops = append(w.loops, loopCount{line: idx, left: int32(g.trips()) - 1})
 		}
-		if rem > 0 {
-			w.loops[idx] = rem - 1
+		if w.loops[k].left > 0 {
+			w.loops[k].left--
 			return true
 		}
-		delete(w.loops, idx)
+		w.loops[k] = w.loops[len(w.loops)-1]
+		w.loops = w.loops[:len(w.loops)-1]
 		return false
 	}
 	return g.r.oneIn(2)
 }
+
+type loopCount struct{ line, left int32 }
 
 func (g *gen) trips() int {
 	r := &g.r
