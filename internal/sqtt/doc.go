@@ -4,12 +4,12 @@
 // without the library.
 //
 // The format and the algorithms follow the clean-room specification in
-// shared/spec/sqtt-format.md (sections 1, 2.1, 2.2, 3 and 4), taking the
-// newest library behaviour where it differs from the 0.1.6 binary. Only gfx9
-// traces (MI100, MI200, MI300, MI350) are decoded today; RDNA (gfx10, gfx11,
-// gfx12) and MI400 traces are recognised from their header and refused with
-// an error that suggests the ROCm backend. Architecture-specific code lives
-// in gfx9*.go (and, later, rdna*.go); the files without a prefix hold what
+// shared/spec/sqtt-format.md (sections 1 to 4), taking the newest library
+// behaviour where it differs from the 0.1.6 binary. It decodes gfx9 traces
+// (MI100, MI200, MI300, MI350) and RDNA traces (gfx10, gfx11, gfx12: Radeon
+// 6000, 7000, 9000); MI400 traces are recognised from their header and
+// refused with an error that suggests the ROCm backend. Architecture-specific
+// code lives in gfx9*.go and rdna*.go; the files without a prefix hold what
 // all architectures share: header detection, the register and
 // instrumentation state (2.1), the instruction cache and the stitcher (3)
 // and the record emitter (4).

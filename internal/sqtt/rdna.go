@@ -316,6 +316,13 @@ func (r *rdna) handle(t rdnaTok) error {
 	if err != nil {
 		return err
 	}
+	if len(r.realtime) >= max(r.ps.limit, realtimeFlush) {
+		// Only "other" tokens flush realtime pairs (below); bound them
+		// in streams without any.
+		if err := r.flushRealtime(); err != nil {
+			return err
+		}
+	}
 	v := t.v
 	switch t.typ {
 	case rInst:
@@ -707,7 +714,7 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 	}
 	o := r.occSlot(key)
 	if lost && o.running {
-		r.occ = append(r.occ, wire.Occupancy{Time: uint64(now - 1)})
+		r.occ = append(r.occ, wire.Occupancy{Time: uint64(now - 1), CU: cu, SIMD: simd, WaveID: slot})
 	}
 	o.running, o.pc = true, pc
 	r.occ = append(r.occ, wire.Occupancy{PC: pc, Time: uint64(now), CU: cu, SIMD: simd, WaveID: slot,

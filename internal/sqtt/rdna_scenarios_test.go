@@ -1,6 +1,9 @@
 package sqtt
 
 import (
+	"bytes"
+	"context"
+	"runtime"
 	"testing"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -238,7 +241,7 @@ func TestRDNAExcludedBarrierWait(t *testing.T) {
 // rdnaScenarioTraces are the scenario traces, as fuzz seeds.
 func rdnaScenarioTraces() [][]byte {
 	return [][]byte{scenarioJump(), scenarioTwoWaves(), scenarioReorder(), scenarioContext(),
-		scenarioBarrier(true), scenarioBarrier(false)}
+		scenarioBarrier(true), scenarioBarrier(false), scenarioLostStart()}
 }
 
 // The instruction map assertions of the upstream gfx12 unit tests (7.3),
@@ -393,4 +396,74 @@ func TestRDNAEndOfBuffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(t, got, full)
+}
+
+// scenarioLostStart: gfx12 packet loss (TIMESTAMP pl) consumed by a wave
+// start for a location still running: an END at time-1 without PC, and a
+// second wave pushed over the first, which never ends. (On gfx10/gfx11 the
+// VALU would still sit in the reorder queue when the TIMESTAMP is read,
+// and it would consume the flag: the parser consumes it, 2.3.6.)
+func scenarioLostStart() []byte {
+	return newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x1000).
+		at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
+		at(104).valu(0).timestamp(0, false, true).
+		at(110).waveStart(0, 0, 0, 0, 0, 0, 1).
+		at(120).waveEnd(0, 0, 0, 0).pad()
+}
+
+func TestRDNALostWaveStart(t *testing.T) {
+	got, err := decodeAll(t, scenarioLostStart(), newTable(0, "0x1000 4 v_add_f32_e32 v1, v0, v0", "0x1004 4 s_endpgm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, got, []wire.Batch{
+		gfxip(12),
+		eventB(wire.Event{Time: 110, Type: wire.EventPacketLoss}),
+		occB(
+			rdnaOccStart(0x1000, 0, 100, 0, 0, 0, 0, 0),
+			rdnaOccEnd(0, 0, 109, 0, 0, 0),
+			rdnaOccStart(0x1000, 0, 110, 0, 0, 0, 0, 0),
+			rdnaOccEnd(0x1000, 0, 120, 0, 0, 0),
+		),
+		info(wire.InfoWaveIncomplete),
+		waveB(wire.Wave{BeginTime: 100, EndTime: 109,
+			Instructions: []wire.Instruction{in(wire.CatVALU, 104, 1, 0, 0x1000, 0)},
+			Timeline:     tl(sIdle, 4)}),
+		waveB(wire.Wave{BeginTime: 110, EndTime: 120, Timeline: tl(sIdle, 10)}),
+		info(wire.InfoDataLost),
+	})
+}
+
+// Memory does not grow with the trace length (more waves, same waves in
+// flight).
+func TestRDNAMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	peak := func(rounds int) uint64 {
+		data, _ := rdnaSynthTrace(12, rounds, 100)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		var top uint64
+		n := 0
+		d := &Decoder{PoolLimit: 4096}
+		err := d.Decode(context.Background(), bytes.NewReader(data), newTable(0, loopISA...), func(b *wire.Batch) error {
+			if n++; n%64 == 0 {
+				runtime.ReadMemStats(&ms)
+				top = max(top, ms.HeapAlloc-min(base, ms.HeapAlloc))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return top
+	}
+	small, large := peak(40), peak(400)
+	t.Logf("heap above the input: %d KB for 40 rounds, %d KB for 400", small>>10, large>>10)
+	if large > small+1<<20 {
+		t.Errorf("heap grew from %d KB to %d KB with a 10x longer trace", small>>10, large>>10)
+	}
 }
