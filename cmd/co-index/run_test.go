@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attkit/attkit/internal/wire"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const kernels = "../../testdata/kernels"
+
+func needObjdump(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("llvm-objdump-19"); err != nil {
+		t.Skip("llvm-objdump-19 not found: install the Debian package llvm-19")
+	}
+}
+
+// co runs co-index in-process with the default tool search narrowed to
+// llvm-objdump-19 (through $LLVM_OBJDUMP) unless the args name one.
+func co(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	if os.Getenv("LLVM_OBJDUMP") == "" {
+		if p, err := exec.LookPath("llvm-objdump-19"); err == nil {
+			t.Setenv("LLVM_OBJDUMP", p)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// golden compares got with testdata/name (rewritten by -update). The
+// checkout's absolute path is replaced by $ROOT so that the files do not
+// depend on where the repository lives.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	got = strings.ReplaceAll(got, repoRoot(t), "$ROOT")
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		os.WriteFile(path+".got", []byte(got), 0o644)
+		t.Errorf("output differs from %s (got in %s.got)", path, path)
+	}
+}
+
+func TestCodeJSONGolden(t *testing.T) {
+	needObjdump(t)
+	for _, c := range []struct {
+		golden string
+		args   []string
+	}{
+		{"gfx942-kernels-nodebug.code.json", []string{"--format", "code.json",
+			kernels + "/gfx942/kernels_code_object_id_1.hsaco", kernels + "/gfx942/nodebug_code_object_id_3.hsaco"}},
+		{"gfx1201-kernels.code.json", []string{"--format=code.json", "--code-object", "9=" + kernels + "/gfx1201/kernels_code_object_id_1.hsaco"}},
+	} {
+		t.Run(c.golden, func(t *testing.T) {
+			code, stdout, stderr := co(t, c.args...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !strings.HasPrefix(stdout, "{\n  \"code\": [\n    [\n") || strings.HasSuffix(stdout, "\n") {
+				t.Errorf("not the §5.1 layout: %.40q … %q", stdout, stdout[len(stdout)-10:])
+			}
+			golden(t, c.golden, stdout)
+			pythonRoundTrip(t, stdout)
+		})
+	}
+}
+
+// pythonRoundTrip checks the §5.1 byte format against Python itself when
+// python3 is installed: json.dumps(json.loads(x), indent=2) == x.
+func pythonRoundTrip(t *testing.T, doc string) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Log("python3 not installed: byte format checked by the golden file only")
+		return
+	}
+	cmd := exec.Command(py, "-c", "import json,sys; sys.stdout.write(json.dumps(json.loads(sys.stdin.read()), indent=2))")
+	cmd.Stdin = strings.NewReader(doc)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	if string(out) != doc {
+		t.Errorf("Python writes the document differently")
+	}
+}
+
+func TestFormatsAgree(t *testing.T) {
+	needObjdump(t)
+	obj := kernels + "/gfx1100/kernels_code_object_id_1.hsaco"
+	_, cj, _ := co(t, "--format", "code.json", obj)
+	code, mp, stderr := co(t, obj)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	ix, err := wire.ReadIndex(strings.NewReader(mp), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ix.Header.Objdump, "llvm-objdump-19") || !strings.HasPrefix(ix.Header.Producer, "co-index ") {
+		t.Errorf("header %+v", ix.Header)
+	}
+	if len(ix.Objects) != 1 || ix.Objects[0].Target != "gfx1100" || ix.Objects[0].ID != 1 || len(ix.Objects[0].Ranges) == 0 {
+		t.Errorf("objects %+v", ix.Objects)
+	}
+	if got := string(ix.CodeJSON()); got != cj {
+		t.Errorf("code.json of the index stream differs from --format code.json")
+	}
+	for i := range ix.Rows {
+		if r := ix.Rows[i]; r.Kind == wire.RowInstruction && r.Size == 0 {
+			t.Fatalf("row %d without size", i)
+		}
+	}
+
+	code, js, _ := co(t, "--format", "json", obj)
+	if code != 0 {
+		t.Fatal(code)
+	}
+	types := map[string]int{}
+	lines := strings.Split(strings.TrimSuffix(js, "\n"), "\n")
+	for i, l := range lines {
+		var v struct {
+			Type, Kind, Text string
+			Vaddr, Size      uint64
+			Line             int64
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		types[v.Type]++
+		if v.Type == "row" {
+			r := ix.Rows[types["row"]-1]
+			if v.Text != r.Text || v.Vaddr != r.Vaddr || v.Size != r.Size || v.Line != r.Line {
+				t.Fatalf("json row %+v, index row %+v", v, r)
+			}
+		}
+	}
+	if types["header"] != 1 || types["object"] != 1 || types["row"] != len(ix.Rows) || types["kernel"] != len(ix.Kernels) {
+		t.Errorf("json lines by type: %v", types)
+	}
+}
+
+func TestOutputFile(t *testing.T) {
+	needObjdump(t)
+	out := filepath.Join(t.TempDir(), "k.code.json")
+	code, stdout, stderr := co(t, "--format", "code.json", "-o", out, kernels+"/gfx90a/kernels_code_object_id_1.hsaco")
+	if code != 0 || stdout != "" || stderr != "" {
+		t.Fatalf("exit %d, stdout %d bytes, stderr %q", code, len(stdout), stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(b, []byte(`"hsaco": [`)) {
+		t.Errorf("output file: %v", err)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(out))
+	if len(ents) != 1 {
+		t.Errorf("temporary files left: %v", ents)
+	}
+}
+
+func TestSnapshots(t *testing.T) {
+	needObjdump(t)
+	dir := t.TempDir()
+	t.Chdir(repoRoot(t)) // the objects' DWARF paths are relative to the repository root
+	code, _, stderr := co(t, "--snapshots", dir, "-o", filepath.Join(dir, "index"), "testdata/kernels/gfx942/kernels_code_object_id_1.hsaco")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	tree, err := os.ReadFile(filepath.Join(dir, "snapshots.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "testdata": {
+    "kernels": {
+      "src": {
+        "kernels.cl": "source_0_kernels.cl",
+        "helper.h": "source_1_helper.h"
+      }
+    }
+  }
+}`
+	if string(tree) != want {
+		t.Errorf("snapshots.json:\n%s\nwant\n%s", tree, want)
+	}
+	for copyName, orig := range map[string]string{"source_0_kernels.cl": "testdata/kernels/src/kernels.cl", "source_1_helper.h": "testdata/kernels/src/helper.h"} {
+		a, err1 := os.ReadFile(filepath.Join(dir, copyName))
+		b, err2 := os.ReadFile(orig)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s is not a copy of %s: %v %v", copyName, orig, err1, err2)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tmp := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good, err := os.ReadFile(kernels + "/gfx942/kernels_code_object_id_1.hsaco")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ := os.Executable()
+	text := write("text_code_object_id_1.hsaco", []byte("not an object\n"))
+	trunc := write("trunc_code_object_id_1.hsaco", good[:300])
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no inputs", nil, 2, "no code objects given"},
+		{"bad format", []string{"--format", "yaml", text}, 2, "--format"},
+		{"bad pair", []string{"--code-object", "x=" + text}, 2, "want ID=PATH"},
+		{"unnamed", []string{"a.hsaco", "b.hsaco"}, 2, "Cannot infer code object IDs for multiple unnamed inputs: a.hsaco, b.hsaco"},
+		{"duplicate", []string{"--code-object", "1=" + text, "k_1.hsaco"}, 2, "Code object id 1 is used by both k_1.hsaco and " + text + "."},
+		{"not ELF", []string{text}, 3, text + ": not an ELF code object"},
+		{"x86 ELF", []string{"--code-object", "4=" + self}, 3, "not an AMDGPU code object (ELF machine EM_X86_64)"},
+		{"truncated", []string{trunc}, 3, trunc + ": unreadable ELF file"},
+		{"missing", []string{filepath.Join(tmp, "gone_1.hsaco")}, 1, "gone_1.hsaco: no such file or directory"},
+		{"no objdump", []string{"--objdump", filepath.Join(tmp, "no-such-objdump"), kernels + "/gfx942/kernels_code_object_id_1.hsaco"}, 1, "no-such-objdump"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(tmp, "out-"+strings.ReplaceAll(c.name, " ", "-"))
+			args := append([]string{"-o", out}, c.args...)
+			code, stdout, stderr := co(t, args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, c.code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q", stdout)
+			}
+			if !strings.HasPrefix(stderr, "co-index: ") || !strings.Contains(stderr, c.msg) {
+				t.Errorf("stderr %q, want co-index: …%s…", stderr, c.msg)
+			}
+			if c.code != 2 && strings.Count(stderr, "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", stderr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("output file written on failure")
+			}
+		})
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	code, stdout, _ := co(t, "--help")
+	if code != 0 || !strings.Contains(stdout, "--code-object=ID=PATH") || !strings.Contains(stdout, "--snapshots=DIR") {
+		t.Errorf("help: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = co(t, "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "co-index ") {
+		t.Errorf("version: exit %d %q", code, stdout)
+	}
+}
