@@ -552,6 +552,13 @@ func (c *checker) checkPerfCounters() {
 	matches, _ := filepath.Glob(filepath.Join(c.dir, "se*_perfcounter.json"))
 	for _, m := range matches {
 		name := filepath.Base(m)
+		se, ok := isIndex(strings.TrimSuffix(strings.TrimPrefix(name, "se"), "_perfcounter.json"))
+		if !ok {
+			continue
+		}
+		if se > c.maxSE {
+			c.errorf(name, "never read: the viewer reads perf counters of SEs up to the largest SE with waves or occupancy (%d)", c.maxSE)
+		}
 		if doc, ok := c.object(name); ok {
 			c.rows(name, doc, "data", 7)
 		}

@@ -176,6 +176,10 @@ func TestCheckFolder(t *testing.T) {
 		{"perfcounter row of 6", func(d string) {
 			edit(t, d, "se0_perfcounter.json", func(v map[string]any) { r := v["data"].([]any); r[0] = r[0].([]any)[:6] })
 		}, "data 0: not an array of 7 numbers"},
+		{"perf counters of an SE without waves", func(d string) {
+			data, _ := os.ReadFile(filepath.Join(d, "se0_perfcounter.json"))
+			os.WriteFile(filepath.Join(d, "se1_perfcounter.json"), data, 0o644)
+		}, "se1_perfcounter.json: never read"},
 		{"realtime key", func(d string) {
 			edit(t, d, "realtime.json", func(v map[string]any) { v["SEx"] = v["SE0"] })
 		}, `key "SEx": no shader engine number`},
