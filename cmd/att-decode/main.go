@@ -24,6 +24,11 @@
 // program on each record's JSON projection: JSON output prints its results
 // as `jq -c` does; msgpack output keeps the records it accepts.
 //
+// The native decoder delivers occupancy, perf-counter and realtime records
+// in batches of at most 65536, so that its memory does not grow with the
+// trace; the library pools them to the end of the trace.
+// --whole-batches makes the native decoder do the same.
+//
 // Decoder warnings (data lost, stitch incomplete, wave incomplete) are
 // records and also printed on stderr as "att-decode: warning: TRACE: TEXT"
 // unless --quiet.

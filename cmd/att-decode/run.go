@@ -34,6 +34,7 @@ type flags struct {
 	Run        int      `name:"run" default:"-1" placeholder:"N" help:"Run recorded in the header (default: from the file name, else 1)."`
 	Format     string   `enum:"msgpack,json" default:"msgpack" help:"Output: msgpack (record stream) or json (one object per record per line)."`
 	Jq         string   `name:"jq" placeholder:"FILTER" help:"jq program run on each record's JSON projection: json output prints its results, msgpack output keeps the records it accepts."`
+	WholeBatch bool     `name:"whole-batches" help:"Native decoder: pool occupancy, perf and realtime records to the end of the trace as the library does (memory then grows with the trace; default: batches of at most 65536)."`
 	Progress   bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
 	Quiet      bool     `short:"q" help:"Do not print decoder warnings on stderr."`
 	Output     string   `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
@@ -95,19 +96,26 @@ func loadedSize(data []byte) uint64 {
 // chooseBackend returns the decoder to run and a function to release it.
 func chooseBackend(env *cli.Env, f *flags) (backend.Decoder, func(), error) {
 	nop := func() {}
+	native := sqtt.New()
+	if f.WholeBatch {
+		native.PoolLimit = -1
+	}
 	if f.Backend == "native" {
 		if len(f.CodeObject) > 0 {
 			return nil, nop, cli.Errorf(cli.ExitUsage,
 				"--code-object needs the ROCm library's disassembler (--backend rocm); the native decoder takes --index")
 		}
-		return sqtt.New(), nop, nil
+		return native, nop, nil
 	}
 	d, err := cdec.Load(f.Lib)
 	if err != nil {
 		if f.Backend == "rocm" || len(f.CodeObject) > 0 {
 			return nil, nop, err
 		}
-		return sqtt.New(), nop, nil
+		if f.Lib != "" && !f.Quiet {
+			env.Warnf("%v; using the native decoder", err)
+		}
+		return native, nop, nil
 	}
 	release := func() { d.Close() }
 	for _, s := range f.CodeObject {

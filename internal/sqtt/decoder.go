@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/attkit/attkit/internal/backend"
 	"github.com/attkit/attkit/internal/cli"
@@ -19,16 +20,21 @@ import (
 // specification describes (0.2.x); see the package comment.
 const Version = "0.1.0"
 
-// DefaultPoolLimit is the default of Decoder.PoolLimit.
-const DefaultPoolLimit = 1 << 20
+// DefaultPoolLimit is the default of Decoder.PoolLimit: the size of the
+// batches the library itself delivers early in double-buffered captures.
+// The library pools a whole buffer's occupancy otherwise; holding 2^16
+// records at most keeps memory independent of the trace length.
+const DefaultPoolLimit = 1 << 16
 
 // Decoder is the native decoder. The zero value is ready to use; a Decoder
 // holds no state between calls to Decode and may be used by several
 // goroutines at once.
 type Decoder struct {
 	// PoolLimit bounds the occupancy, perf-counter and realtime records
-	// pooled until the end of a buffer; 0 means DefaultPoolLimit. Shader
-	// data is flushed every 65536 records as the library does.
+	// pooled until the end of a buffer; 0 means DefaultPoolLimit, a
+	// negative value no limit (the library's batching, with memory that
+	// grows with the trace). Shader data is flushed every 65536 records as
+	// the library does.
 	PoolLimit int
 }
 
@@ -154,8 +160,11 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		cache: newISACache(p, arch.GFXIP),
 		limit: d.PoolLimit,
 	}
-	if ps.limit <= 0 {
+	switch {
+	case ps.limit == 0:
 		ps.limit = DefaultPoolLimit
+	case ps.limit < 0:
+		ps.limit = math.MaxInt
 	}
 	if arch.GFXIP != 9 {
 		return newRDNA(ctx, ps, br, arch).run() // the HEADER token is part of the stream

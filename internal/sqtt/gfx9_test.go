@@ -262,6 +262,9 @@ func TestPooledBatches(t *testing.T) {
 	if lens, want := batchLens(t, tr.bytes(), &Decoder{PoolLimit: 10}), "gfxip:1 occupancy:10 occupancy:2"; lens != want {
 		t.Errorf("PoolLimit occupancy batches %s, want %s", lens, want)
 	}
+	if lens, want := batchLens(t, tr.bytes(), &Decoder{PoolLimit: -1}), "gfxip:1 occupancy:12"; lens != want {
+		t.Errorf("unlimited pool: occupancy batches %s, want %s", lens, want)
+	}
 	if lens, want := batchLens(t, tr.bytes(), New()), "gfxip:1 occupancy:12"; lens != want {
 		t.Errorf("occupancy batches %s, want %s", lens, want)
 	}
