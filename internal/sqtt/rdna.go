@@ -65,8 +65,8 @@ type rdna struct {
 	version      int
 	target       uint8 // (DSA << 7) + DWGP
 	targetSIMD   uint8
-	dprate       uint16
-	derate       uint16
+	dprate       int64
+	derate       int64
 	exclBarrier  bool
 	doubleBuffer bool
 	insts        *instTable
@@ -490,10 +490,10 @@ func (r *rdna) inst(t rdnaTok) error {
 	} else {
 		slot, code = t.v>>7&31, t.v>>12&0xFF
 	}
-	m := r.mapInst(code)
-	cycles := m.cycles
+	m, cycles := r.mapInst(code)
 	if m.other {
-		r.other = append(r.other, wire.OtherSIMD{Size: 24, Time: t.t, Cycles: cycles, WGP: r.target,
+		// inst_other_simd_t.cycles is 16 bits wide.
+		r.other = append(r.other, wire.OtherSIMD{Size: 24, Time: t.t, Cycles: uint16(cycles), WGP: r.target,
 			Category: m.cat})
 		if len(r.other) >= otherSIMDFlush {
 			err := r.em.otherSIMD(r.other)
@@ -551,16 +551,18 @@ func (r *rdna) inst(t rdnaTok) error {
 }
 
 // mapInst maps an instruction code to its category and cycles, scaled by
-// the header's dp rate and derate (2.4).
-func (r *rdna) mapInst(code uint64) rdnaInst {
+// the header's dp rate and derate (2.4). The cycles are not truncated: a
+// gfx10 DPRate field of 15 makes code 15 last 16 << 14 cycles.
+func (r *rdna) mapInst(code uint64) (rdnaInst, int64) {
 	m := r.insts[code&0xFF]
+	c := int64(m.cycles)
 	if m.dp {
-		m.cycles *= r.dprate
+		c *= r.dprate
 	}
 	if m.de {
-		m.cycles *= r.derate
+		c *= r.derate
 	}
-	return m
+	return m, c
 }
 
 // extendContext extends a trailing CONTEXT instruction to t+1.

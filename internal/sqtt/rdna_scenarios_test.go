@@ -249,12 +249,12 @@ func rdnaScenarioTraces() [][]byte {
 func TestRDNAInstructionMaps(t *testing.T) {
 	type res struct {
 		cat    wire.InstCategory
-		cycles uint16
+		cycles int64
 		other  bool
 	}
 	for _, tc := range []struct {
 		version        int
-		dprate, derate uint16
+		dprate, derate int64
 		code           uint64
 		want           res
 	}{
@@ -279,6 +279,7 @@ func TestRDNAInstructionMaps(t *testing.T) {
 		{4, 1, 1, 118, res{wire.CatBVH, 6, false}},
 		{2, 4, 1, 12, res{wire.CatVALU, 4, false}},
 		{2, 4, 1, 15, res{wire.CatVALU, 64, false}},
+		{2, 1 << 14, 1, 15, res{wire.CatVALU, 16 << 14, false}},
 		{2, 4, 1, 10, res{wire.CatVALU, 1, false}},
 		{2, 1, 1, 80, res{}},
 		{2, 1, 1, 30, res{wire.CatFLAT, 1, false}},
@@ -292,8 +293,8 @@ func TestRDNAInstructionMaps(t *testing.T) {
 	} {
 		r := &rdna{version: tc.version, dprate: tc.dprate, derate: tc.derate}
 		r.setInsts()
-		m := r.mapInst(tc.code)
-		if got := (res{m.cat, m.cycles, m.other}); got != tc.want {
+		m, c := r.mapInst(tc.code)
+		if got := (res{m.cat, c, m.other}); got != tc.want {
 			t.Errorf("version %d code %d: %+v, want %+v", tc.version, tc.code, got, tc.want)
 		}
 	}
@@ -466,4 +467,22 @@ func TestRDNAMemoryBounded(t *testing.T) {
 	if large > small+1<<20 {
 		t.Errorf("heap grew from %d KB to %d KB with a 10x longer trace", small>>10, large>>10)
 	}
+}
+
+// A gfx10 DPRate of 15 makes VALU code 15 last 16 << 14 cycles: the
+// duration is not cut to 16 bits (sqtt-mismatches.md R1).
+func TestRDNALargeDPRate(t *testing.T) {
+	data := newRB(10).header(1, 0, 0, 0, 15, 0, 0).pgm(0, 0, 0x1000).
+		at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).inst(0, 15).at(110).waveEnd(0, 0, 0, 0).pad()
+	got, err := decodeAll(t, data, newTable(0, "0x1000 8 v_fma_f64 v[0:1], v[0:1], v[0:1], v[0:1]", "0x1008 4 s_endpgm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, got, []wire.Batch{
+		gfxip(10),
+		occB(rdnaOccStart(0x1000, 0, 100, 0, 0, 0, 0, 0), rdnaOccEnd(0x1000, 0, 110, 0, 0, 0)),
+		waveB(wire.Wave{BeginTime: 100, EndTime: 110,
+			Instructions: []wire.Instruction{in(wire.CatVALU, 104, 16<<14, 0, 0x1000, 0)},
+			Timeline:     tl(sIdle, 4, sExec, 6)}),
+	})
 }
