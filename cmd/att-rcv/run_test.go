@@ -406,6 +406,21 @@ func TestUnwritableParent(t *testing.T) {
 		t.Errorf("exit %d, %q", code, stderr)
 	}
 	noLeftovers(t, ro)
+	// An existing empty folder in it is writable: the run builds inside it.
+	os.Chmod(ro, 0o755)
+	os.Mkdir(filepath.Join(ro, "ui"), 0o755)
+	os.Chmod(ro, 0o555)
+	code, _, stderr = runCmd(t, nil, "-d", filepath.Join(ro, "ui"), "--index", index, "--formats", "json", a)
+	if code != 0 {
+		t.Fatalf("existing folder in a read-only parent: exit %d, %q", code, stderr)
+	}
+	if err := rcv.CheckFolder(filepath.Join(ro, "ui")); err != nil {
+		t.Error(err)
+	}
+	noLeftovers(t, filepath.Join(ro, "ui"), listTree(t, filepath.Join(ro, "ui"))...)
+	if m, _ := filepath.Glob(filepath.Join(ro, "ui", ".att-rcv.tmp-*")); len(m) > 0 {
+		t.Errorf("left behind: %v", m)
+	}
 }
 
 // A run with nothing the viewer shows is written, with a warning.

@@ -89,6 +89,11 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 		return nil, fmt.Errorf("creating %s: %w", parent, unwrapPath(err))
 	}
 	tmp, err := mkdirTemp(parent, "."+filepath.Base(abs)+".tmp-")
+	if err != nil && f.exists {
+		// The parent is not writable but the folder exists: build inside
+		// it, and move the files up at Commit.
+		tmp, err = mkdirTemp(abs, ".att-rcv.tmp-")
+	}
 	if err != nil {
 		f.Abort()
 		return nil, fmt.Errorf("cannot write into %s: %w", parent, unwrapPath(err))
@@ -231,7 +236,7 @@ func (f *Folder) Commit() error {
 }
 
 func (f *Folder) moveIn() error {
-	if f.exists {
+	if f.exists && filepath.Dir(f.tmp) != f.dir {
 		if empty, err := isEmptyDir(f.dir); err == nil && empty {
 			if os.Remove(f.dir) == nil {
 				f.exists = false
