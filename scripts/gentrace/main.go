@@ -1,5 +1,5 @@
-// Command gentrace writes a synthetic gfx9 thread trace (.att) of waves
-// running a real kernel, and optionally the records a correct decoder must
+// Command gentrace writes a synthetic gfx9 or RDNA (gfx10, gfx11, gfx12;
+// -arch) thread trace (.att) of waves running a real kernel, and optionally the records a correct decoder must
 // produce from it, for benchmarks and sample data.
 //
 // Usage:
@@ -52,6 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		late     = fs.Bool("late-load", false, "announce the code objects after the first waves")
 		all      = fs.Bool("all", false, "enable dispatch, perf, shader data, events and barrier messages")
 		quiet    = fs.Bool("q", false, "do not print the summary")
+		arch     = fs.String("arch", "gfx9", "trace architecture: gfx9, gfx10, gfx11 or gfx12 (or a target such as gfx1100)")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -61,6 +62,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *index == "" || *out == "" || fs.NArg() != 0 {
 		fmt.Fprintln(stderr, "gentrace: -index and -o are required, and no arguments are taken")
+		return 2
+	}
+	gfxip := archGFXIP(*arch)
+	if gfxip == 0 {
+		fmt.Fprintf(stderr, "gentrace: -arch %q: want gfx9, gfx10, gfx11, gfx12 or a target of those\n", *arch)
 		return 2
 	}
 	ix, err := wire.ReadIndexFile(*index)
@@ -108,7 +114,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if ew != nil {
 			rw := wire.NewWriter(ew)
 			if err := rw.WriteHeader(&wire.Header{Producer: "gentrace " + cli.Version(), Backend: "sqttgen",
-				Trace: wire.Trace{Path: *out, GFXIP: 9}}); err != nil {
+				Trace: wire.Trace{Path: *out, GFXIP: gfxip}}); err != nil {
 				return err
 			}
 			cfg.Emit = rw.WriteBatch
@@ -117,6 +123,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 					err = e
 				}
 			}()
+		}
+		if gfxip >= 10 {
+			// -simds, -version2 and -target-cu are gfx9 options; RDNA
+			// traces one SIMD of one WGP.
+			o := sqttgen.RDNA{GFXIP: gfxip, ExtStarts: *all, OtherSIMD: *all, Noise: *all}
+			st, err = sqttgen.GenerateRDNATo(tw, cfg, o)
+			return err
 		}
 		st, err = sqttgen.GenerateTo(tw, cfg)
 		return err
@@ -135,6 +148,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		el := time.Since(start).Seconds()
 		fmt.Fprintf(stdout, "%s: %d bytes, %d waves, %d instructions, %.2f s, %.1f MB/s\n",
 			*out, st.Bytes, st.Waves, st.Instructions, el, float64(st.Bytes)/1e6/el)
+	}
+	return 0
+}
+
+// archGFXIP maps gfx9, gfx10, gfx11, gfx12 or a target name (gfx90a,
+// gfx1030, gfx1201...) to the GFXIP major, 0 when unknown.
+func archGFXIP(s string) int {
+	d, ok := strings.CutPrefix(strings.ToLower(s), "gfx")
+	switch {
+	case !ok || d == "":
+		return 0
+	case d[0] == '9':
+		return 9
+	case strings.HasPrefix(d, "10"):
+		return 10
+	case strings.HasPrefix(d, "11"):
+		return 11
+	case strings.HasPrefix(d, "12"):
+		return 12
 	}
 	return 0
 }
