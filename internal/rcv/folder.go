@@ -28,9 +28,11 @@ type FolderOptions struct {
 }
 
 // A Folder is a viewer folder under construction. Files go into a
-// temporary sibling of the target directory; Commit moves them into place,
-// Abort removes everything the Folder created, including parent
-// directories it had to make. A Folder is not safe for concurrent use.
+// temporary sibling of the target directory (or, when only the target is
+// writable, a temporary directory inside it); Commit moves them into
+// place, Abort removes everything the Folder created, including parent
+// directories it had to make. Abort may be called from another goroutine
+// (a signal handler); the other methods are for one goroutine.
 type Folder struct {
 	dir      string // target, absolute
 	tmp      string // temporary sibling directory
