@@ -1,6 +1,10 @@
 package sqtt
 
 import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -124,4 +128,24 @@ func TestVectorB2(t *testing.T) {
 		perfB(wire.PerfEvent{Time: 224, Events: [4]uint16{1, 2, 3, 4}}),
 	}
 	check(t, got, want)
+}
+
+var update = flag.Bool("update", false, "rewrite testdata files")
+
+// TestTestdataVectors keeps testdata/b1.att and b2.att (the fuzz seeds)
+// equal to the appendix B vectors; -update rewrites them.
+func TestTestdataVectors(t *testing.T) {
+	for name, v := range map[string]string{"b1.att": vectorB1, "b2.att": vectorB2} {
+		p := filepath.Join("testdata", name)
+		want := unhex(t, v)
+		if *update {
+			if err := os.WriteFile(p, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the vector (run go test -update): %v", p, err)
+		}
+	}
 }
