@@ -56,8 +56,10 @@ type Config struct {
 	// interval (AGENT_INFO type 1, needs Instrument).
 	Perf         bool
 	PerfInterval uint32
-	// ShaderData writes shader data tokens besides those of s_ttracedata.
-	ShaderData bool
+	// ShaderData writes shader data tokens besides those of s_ttracedata:
+	// after one in ShaderDataEvery instructions (default 32).
+	ShaderData      bool
+	ShaderDataEvery int
 	// Events writes CS_PARTIAL_FLUSH register writes, TT stall MISC
 	// tokens and clock-neutral time resets.
 	Events bool
@@ -167,6 +169,9 @@ func (c *Config) defaults() error {
 	}
 	if c.LoadAddress%256 != 0 {
 		return fmt.Errorf("load address %#x is not 256-byte aligned", c.LoadAddress)
+	}
+	if c.ShaderDataEvery <= 0 {
+		c.ShaderDataEvery = 32
 	}
 	if c.MaxTrips <= 0 {
 		c.MaxTrips = 64

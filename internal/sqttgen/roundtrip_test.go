@@ -212,3 +212,54 @@ func TestMalformedNative(t *testing.T) {
 		t.Fatalf("truncated REG_CS: %s", d)
 	}
 }
+
+// TestRoundTripBigBatches crosses the 65536-record limit of shader data
+// batches, flushed while decoding (spec §2.2.6, §4.3).
+func TestRoundTripBigBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large trace")
+	}
+	ix := loadIndex(t, "gfx90a.index")
+	cfg := Config{Index: ix, Seed: 11, Instrument: true, SIMDs: 1, WavesPerSIMD: 2, ShaderData: true,
+		ShaderDataEvery: 1, TargetBytes: 3 << 20}
+	bigBatches(t, ix, cfg, wire.TypeShaderData)
+}
+
+// TestRoundTripDoubleBuffer crosses the 65536-record limit of occupancy
+// batches in double-buffer mode: gfx9 flushes them at a WAVE_END once
+// 65536 or more are pending (spec §2.2.6 WAVE_END step 3).
+func TestRoundTripDoubleBuffer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large trace")
+	}
+	ix := loadIndex(t, "gfx90a.index")
+	// Seed 3 passes 65536 at a wave start: the batch is flushed at the
+	// next wave end with 65539 records.
+	cfg := Config{Index: ix, Seed: 3, Instrument: true, DoubleBuffer: true, OtherCUs: 15, SIMDs: 1,
+		WavesPerSIMD: 1, TargetBytes: 2 << 20}
+	bigBatches(t, ix, cfg, wire.TypeOccupancy)
+}
+
+func bigBatches(t *testing.T, ix *wire.Index, cfg Config, typ wire.RecordType) {
+	trace, want, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, b := range want {
+		if b.Type == typ {
+			sizes = append(sizes, b.Len())
+		}
+	}
+	if len(sizes) < 2 || sizes[0] < 65536 {
+		t.Fatalf("%s batches %v: want a first one of 65536 or more", typ, sizes)
+	}
+	t.Logf("%s batches of %v records", typ, sizes)
+	got, err := decodeNative(t, trace, ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Diff(want, got); d != "" {
+		t.Fatal(d)
+	}
+}

@@ -734,7 +734,7 @@ func (g *gen) planInst(a *actor, w *walk) error {
 			pipe, delay = true, 40
 		}
 		w.ready = g.issueInstr(a, w, t, li, typ, delay, pipe) + g.gap()
-		if g.cfg.ShaderData && r.oneIn(32) {
+		if g.cfg.ShaderData && r.oneIn(g.cfg.ShaderDataEvery) {
 			a.push(ev{t: w.ready, kind: evSData, data: uint32(r.next())})
 		}
 	case kindImmed:
