@@ -1,0 +1,200 @@
+// Package attkit_test holds the tests that run attkit as a user does: the
+// README's commands and the scripts/att-tool pipeline, with the binaries
+// built from this checkout.
+package attkit_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// binDir holds the attkit binaries built for these tests.
+var binDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "attkit-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/...")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the tools:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}
+
+// toolEnv is the environment with the built tools first on PATH.
+func toolEnv(extra ...string) []string {
+	env := append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return append(env, extra...)
+}
+
+func needTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not on PATH (scripts/install-deps installs it)", tool)
+		}
+	}
+}
+
+// readmeBlocks returns the fenced code blocks of README.md after heading.
+func readmeBlocks(t *testing.T, from, to string) []string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, from)
+	if i < 0 {
+		t.Fatalf("README.md has no %q", from)
+	}
+	s = s[i:]
+	if to != "" {
+		if j := strings.Index(s, to); j >= 0 {
+			s = s[:j]
+		}
+	}
+	var cmds []string
+	for _, m := range regexp.MustCompile("(?s)```\n(.*?)```").FindAllStringSubmatch(s, -1) {
+		for _, line := range strings.Split(strings.TrimSpace(m[1]), "\n") {
+			cmds = append(cmds, line)
+		}
+	}
+	return cmds
+}
+
+// TestReadmeSetup runs the README's first set-up command (with the output
+// folder moved to a temporary one) and checks it printed a viewer folder per
+// run of the sample and wrote the stats CSVs. The second set-up command
+// (scripts/test) is the command that runs this test.
+func TestReadmeSetup(t *testing.T) {
+	needTools(t, "llvm-objdump-19", "bash")
+	cmds := readmeBlocks(t, "## Set up on a fresh Debian machine", "## A short tour")
+	if len(cmds) != 2 {
+		t.Fatalf("README has %d set-up commands, want exactly 2: %q", len(cmds), cmds)
+	}
+	if cmds[1] != "scripts/test" || !strings.Contains(cmds[0], "/tmp/attkit-sample") {
+		t.Fatalf("unexpected set-up commands %q", cmds)
+	}
+	out := t.TempDir()
+	cmd := exec.Command("bash", "-c", strings.ReplaceAll(cmds[0], "/tmp/attkit-sample", out))
+	cmd.Dir = repoRoot(t)
+	cmd.Env = toolEnv("GOBIN=" + binDir)
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", cmds[0], err, stderrOf(err))
+	}
+	want := filepath.Join(out, "ui_output_sample1") + "\n" + filepath.Join(out, "ui_output_sample2") + "\n"
+	if string(stdout) != want {
+		t.Errorf("printed %q, want %q", stdout, want)
+	}
+	for _, f := range []string{"ui_output_sample1/filenames.json", "ui_output_sample2/code.json",
+		"stats_ui_output_sample1.csv", "stats_ui_output_sample2.csv"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// TestReadmeTour runs every command of the README's tour, in order, in a
+// temporary folder holding a link to the repository's testdata, and checks
+// each exits 0 and produces what the README says.
+func TestReadmeTour(t *testing.T) {
+	needTools(t, "llvm-objdump-19", "jq", "bash", "go")
+	cmds := readmeBlocks(t, "## A short tour", "## The tools")
+	if len(cmds) < 10 {
+		t.Fatalf("only %d tour commands found", len(cmds))
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(repoRoot(t), "testdata"), filepath.Join(dir, "testdata")); err != nil {
+		t.Fatal(err)
+	}
+	outputs := map[string][]byte{}
+	for _, c := range cmds {
+		cmd := exec.Command("bash", "-c", c)
+		cmd.Dir = dir
+		cmd.Env = toolEnv()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", c, err, stderr.String())
+		}
+		if stderr.Len() > 0 && !strings.Contains(c, "pprof") {
+			t.Errorf("%s wrote to stderr: %s", c, stderr.String())
+		}
+		outputs[c] = stdout.Bytes()
+	}
+	// What the README says the commands produce.
+	for _, f := range []string{"sample.idx", "code.json", "se0.rec", "se1.rec", "stats.csv",
+		"stats-simd0.csv", "sample.pb.gz", "ui_output_run1/filenames.json", "ui_output_run1/code.json"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	var jqOut, gojqOut []byte
+	for c, out := range outputs {
+		switch {
+		case strings.Contains(c, "--jq 'select(.type == \"wave\")"):
+			gojqOut = out
+		case strings.Contains(c, "| jq -c"):
+			jqOut = out
+		case strings.HasPrefix(c, "go tool pprof -top"):
+			if !bytes.Contains(out, []byte("flat%")) || !bytes.Contains(out, []byte("s_")) {
+				t.Errorf("pprof -top shows no instructions:\n%s", out)
+			}
+		case strings.HasPrefix(c, "att-name"):
+			if !bytes.Contains(out, []byte("31337_1_shader_engine_1_2.att\t1\t2\n")) {
+				t.Errorf("att-name: %s", out)
+			}
+		case strings.Contains(c, "--format json testdata") && strings.HasSuffix(c, "| head -2"):
+			if !bytes.HasPrefix(out, []byte(`{"gfxip":9,`)) {
+				t.Errorf("first record is not the gfxip: %s", out)
+			}
+		}
+	}
+	if len(gojqOut) == 0 || !bytes.Equal(jqOut, gojqOut) {
+		t.Errorf("--jq and jq differ:\n--jq: %s\n  jq: %s", gojqOut, jqOut)
+	}
+	stats, _ := os.ReadFile(filepath.Join(dir, "stats.csv"))
+	if !bytes.HasPrefix(stats, []byte("CodeObj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\r\n")) {
+		t.Errorf("stats.csv header: %.80q", stats)
+	}
+	simd0, _ := os.ReadFile(filepath.Join(dir, "stats-simd0.csv"))
+	if bytes.Equal(simd0, stats) {
+		t.Error("--jq selection of SIMD 0 changed nothing")
+	}
+}
