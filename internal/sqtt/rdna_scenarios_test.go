@@ -486,3 +486,47 @@ func TestRDNALargeDPRate(t *testing.T) {
 			Timeline:     tl(sIdle, 4, sExec, 6)}),
 	})
 }
+
+// MISC flags and EVENT ids map to events in bit order (2.3.6); on header
+// versions <= 2 REG tokens with CS=1 also feed the USERDATA2 protocol.
+func TestRDNAEvents(t *testing.T) {
+	r := newRB(10).header(2, 0, 0, 0, 0, 0, 0)
+	r.reg(true, 0, 0, regUserData2, rocMagic)
+	r.reg(true, 0, 0, regUserData2, opCodeObj|coAddrLo<<8).reg(true, 0, 0, regUserData2, 0x1000)
+	r.reg(true, 0, 0, regUserData2, opCodeObj|coSizeLo<<8).reg(true, 0, 0, regUserData2, 0x100)
+	r.reg(true, 0, 0, regUserData2, opCodeObj|coTail<<8).reg(true, 0, 0, regUserData2, 9<<2)
+	data := r.at(10).misc(0xFA).
+		at(20).event(7, 3, 2, false).event(4, 0, 0, true).event(0x36, 1, 3, false).event(0x10, 0, 0, false).
+		at(30).misc(0x01).pad()
+	got, err := decodeAll(t, data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := func(time int64, typ wire.EventType, me, pipe uint8, flags uint16, payload uint64) wire.Batch {
+		return eventB(wire.Event{Time: time, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload})
+	}
+	check(t, got, []wire.Batch{
+		gfxip(10),
+		ev(0, wire.EventCodeObjectLoad, 0, 0, 0, 9),
+		ev(10, wire.EventGCRinse, 0, 0, 0, 0),
+		ev(10, wire.EventSaveContext, 0, 0, 0, 0),
+		ev(10, wire.EventTTStallBegin, 0, 0, 0, 0),
+		ev(10, wire.EventTTStallEnd, 0, 0, 0, 0),
+		ev(10, wire.EventDIDTStallBegin, 0, 0, 0, 0),
+		ev(10, wire.EventDIDTStallEnd, 0, 0, 0, 0),
+		ev(20, wire.EventCSPartialFlush, 1, 2, 1, 0),
+		ev(20, wire.EventCacheFlush, 0, 0, 3, 0),
+		ev(20, wire.EventTTFlush, 1, 3, 1, 0),
+		ev(30, wire.EventPacketLoss, 0, 0, 0, 0),
+		info(wire.InfoDataLost),
+	})
+	// gfx11: MISC bit 16 is an SPM sample, and CS=1 writes skip USERDATA2.
+	r = newRB(11).header(3, 0, 0, 0, 0, 0, 0)
+	r.reg(true, 0, 0, regUserData2, rocMagic).reg(true, 0, 0, regUserData2, opAgentInfo|100<<12)
+	r.ud2(rocMagic).ud2(opAgentInfo | 200<<12)
+	got, err = decodeAll(t, r.at(30).misc(0x01).pad(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, got, []wire.Batch{gfxip(11), ev(30, wire.EventSPMSample, 0, 0, 0, 0), rtFreq(200000)})
+}
