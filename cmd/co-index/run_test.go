@@ -249,6 +249,8 @@ func TestErrors(t *testing.T) {
 		{"x86 ELF", []string{"--code-object", "4=" + self}, 3, "not an AMDGPU code object (ELF machine EM_X86_64)"},
 		{"truncated", []string{trunc}, 3, trunc + ": unreadable ELF file"},
 		{"missing", []string{filepath.Join(tmp, "gone_1.hsaco")}, 1, "gone_1.hsaco: no such file or directory"},
+		{"relocatable", []string{kernels + "/gfx942/relocatable_code_object_id_4.o"}, 1,
+			"relocatable_code_object_id_4.o: reading DWARF: cannot relocate the debug sections of this ET_REL object"},
 		{"no objdump", []string{"--objdump", filepath.Join(tmp, "no-such-objdump"), kernels + "/gfx942/kernels_code_object_id_1.hsaco"}, 1, "no-such-objdump"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,25 +8,6 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
-// The JSON lines projection of an index (co-index --format json) writes
-// one JSON object per line, each with a "type" member:
-//
-//	{"type":"header","format":"attkit-index","major":1,"minor":0,"producer":"co-index …","objdump":"/usr/bin/llvm-objdump-19 (…)"}
-//	{"type":"object","id":1,"path":"/abs/k.hsaco","target":"gfx942","ranges":[[0,3264],[7680,8960]]}
-//	{"type":"row","kind":"function","codeobj":1,"vaddr":7680,"size":0,"line":1,"text":"; _loop_sum","source":"loop_sum"}
-//	{"type":"row","kind":"instruction","codeobj":1,"vaddr":7680,"size":8,"line":2,"text":"s_load_dwordx4 …","source":"k.cl:21"}
-//	{"type":"kernel","address":7680,"codeobj":1,"name":"loop_sum","demangled":"loop_sum"}
-//	{"type":"funcmap","codeobj":1,"marker_id":7,"kind":"F","name":"scope","source":"x.cpp:1","vaddr":0}
-//	{"type":"funcmap_layout","codeobj":1,"bits":12,"shift":4}
-//	{"type":"funcmap_payload","codeobj":1,"marker_id":8,"count":1}
-//
-// Lines come in that order: the header, the objects, the rows in code
-// order, the kernels, then the funcmap tables. Row kinds are
-// "instruction", "function" (a function label; source holds its name) and
-// "label" (a debug label). Rows carry "hit", "latency", "stall" and "idle"
-// only when non-zero (never in a fresh index). jq users select rows with
-// `select(.type=="row" and .kind=="instruction")`.
-
 type jsonHeader struct {
 	Type     string `json:"type"`
 	Format   string `json:"format"`
