@@ -7,10 +7,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/attkit/attkit/internal/codeobj"
+	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -244,5 +247,54 @@ func TestRealLibraryBadData(t *testing.T) {
 	}
 	if got := d.InfoString(wire.InfoDataLost); !strings.HasPrefix(got, "Data Lost") {
 		t.Errorf("InfoString(1) = %q", got)
+	}
+}
+
+// TestRealLibrarySample decodes the repository's bundled capture
+// (testdata/sample, gfx942) with an index of its code object; every traced
+// instruction must resolve to code object 1. (cmd/att-decode's rocm test
+// compares these records with the native decoder's.)
+func TestRealLibrarySample(t *testing.T) {
+	d := realDecoder(t)
+	sample := filepath.Join("..", "..", "testdata", "sample")
+	ix, err := codeobj.Build(context.Background(),
+		[]codeobj.Input{{ID: 1, Path: filepath.Join(sample, "31337_1_code_object_id_1.hsaco")}}, codeobj.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := isa.NewTable(ix)
+	atts, _ := filepath.Glob(filepath.Join(sample, "*.att"))
+	if len(atts) == 0 {
+		t.Fatal("no sample traces")
+	}
+	for _, a := range atts {
+		f, err := os.Open(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c collector
+		err = d.Decode(context.Background(), f, p, c.emit)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		if len(c.batches) == 0 || c.batches[0].Type != wire.TypeGFXIP || c.batches[0].GFXIP != 9 {
+			t.Fatalf("%s: does not start with GFXIP 9", a)
+		}
+		waves := 0
+		for _, b := range c.batches {
+			for _, w := range b.Waves {
+				waves++
+				for _, in := range w.Instructions {
+					if in.PC.CodeObjectID != 1 {
+						t.Errorf("%s: instruction %+v not in code object 1", a, in)
+						break
+					}
+				}
+			}
+		}
+		if waves == 0 {
+			t.Errorf("%s: no waves", a)
+		}
 	}
 }
