@@ -44,9 +44,12 @@ type RDNA struct {
 }
 
 // GenerateRDNA returns an RDNA trace and the records a correct decoder
-// emits for it, in callback order. cfg's gfx9-only fields (Version2,
-// TargetCU, SIMDs, Perf, PerfInterval, BarrierMessages) are not used;
-// WavesPerSIMD is the number of target wave slots (1..16, default 4).
+// emits for it, in callback order. WavesPerSIMD is the number of target
+// wave slots (1..16, default 4). Compat016 gives the 0.1.6 library's
+// records (no gfx10/11 barrier extension, held waves before the occupancy
+// batch; spec A.3). The gfx9-only fields (Version2, TargetCU, SIMDs, Perf,
+// PerfInterval, BarrierMessages, Replays, Truncate, PacketLoss, Pipeline)
+// are not used.
 func GenerateRDNA(cfg Config, r RDNA) ([]byte, []wire.Batch, error) {
 	var buf bytes.Buffer
 	var want []wire.Batch
@@ -382,6 +385,7 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 			}
 		})
 		g.m.isa = p.ISA
+		g.m.compat016 = cfg.Compat016
 		g.m.checkWalk = true
 		g.m.fail = func(err error) {
 			if g.err == nil {

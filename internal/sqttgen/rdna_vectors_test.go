@@ -41,12 +41,13 @@ func rdVectorIndex(texts ...string) *wire.Index {
 
 // rdVector writes the shared start of B.3 and B.4 (HEADER, PGM registers,
 // clock to 100, WAVE_START) with a model collecting the records.
-func rdVector(t *testing.T, gen int, version uint8, ix *wire.Index) (*renc, *bytes.Buffer, *[]wire.Batch) {
+func rdVector(t *testing.T, gen int, version uint8, ix *wire.Index, compat bool) (*renc, *bytes.Buffer, *[]wire.Batch) {
 	t.Helper()
 	var got []wire.Batch
 	m := newRModel(gen, func(b *wire.Batch) { got = append(got, CloneBatch(b)) })
 	m.isa = isa.NewTable(ix).ISA
 	m.checkWalk = true
+	m.compat016 = compat
 	m.fail = func(err error) { t.Error(err) }
 	var buf bytes.Buffer
 	e := newREnc(gen, &buf, m, nil)
@@ -110,7 +111,7 @@ func rdVectorWant(gfxip uint64, end int64, ins []wire.Instruction, tl []wire.Wav
 func TestVectorB3(t *testing.T) {
 	ix := rdVectorIndex("s_load_b32 s0, s[0:1], 0x0", "v_mov_b32_e32 v0, s0", "v_add_f32_e32 v1, v0, v0",
 		"s_nop 0", "s_endpgm")
-	e, buf, got := rdVector(t, 12, 4, ix)
+	e, buf, got := rdVector(t, 12, 4, ix, false)
 	pc := func(a uint64) wire.PC { return wire.PC{Address: a} }
 	e.inst(104, 0, 1, pc(0x2000))
 	e.valu(107, 0, pc(0x2008))
@@ -136,27 +137,39 @@ func TestVectorB3(t *testing.T) {
 // and the newest barrier extension (the barrier IMMED becomes a MESSAGE
 // that lasts until the wave's next token).
 func TestVectorB4(t *testing.T) {
-	ix := rdVectorIndex("s_load_b32 s0, s[0:1], 0x0", "v_mov_b32_e32 v0, s0", "v_add_f32_e32 v1, v0, v0",
-		"s_barrier", "v_add_f32_e32 v2, v0, v0", "s_endpgm")
-	e, buf, got := rdVector(t, 11, 3, ix)
-	pc := func(a uint64) wire.PC { return wire.PC{Address: a} }
-	e.inst(104, 0, 1, pc(0x2000))
-	e.valu(107, 0, pc(0x2008))
-	e.masked(rtReady, 110, 0, wire.PC{})
-	e.inst(115, 0, 10, pc(0x200c))
-	e.inst(120, 0, 19, pc(0x2010))
-	e.valu(127, 0, pc(0x2014))
-	e.waveEnd(134, 0, 0, 0, 0, pc(0x2018))
-	if err := e.end(); err != nil {
-		t.Fatal(err)
-	}
-	checkVectorBytes(t, buf.Bytes(), vectorB4)
-	want := rdVectorWant(11, 134, []wire.Instruction{
-		rdIns(wire.CatSMEM, 104, 1, 0, 0x2000), rdIns(wire.CatVALU, 107, 1, 0, 0x2008),
-		rdIns(wire.CatVALU, 109, 7, 6, 0x200c), rdIns(wire.CatMessage, 116, 11, 4, 0x2010),
-		rdIns(wire.CatVALU, 127, 1, 0, 0x2014), rdIns(wire.CatMessage, 128, 6, 0, 0x2018),
-	}, rdStates(sIdle, 4, sExec, 5, sStall, 6, sExec, 1, sWait, 12, sExec, 6))
-	if d := Diff(want, *got); d != "" {
-		t.Fatalf("records differ from B.4: %s", d)
+	for _, compat := range []bool{false, true} {
+		ix := rdVectorIndex("s_load_b32 s0, s[0:1], 0x0", "v_mov_b32_e32 v0, s0", "v_add_f32_e32 v1, v0, v0",
+			"s_barrier", "v_add_f32_e32 v2, v0, v0", "s_endpgm")
+		e, buf, got := rdVector(t, 11, 3, ix, compat)
+		pc := func(a uint64) wire.PC { return wire.PC{Address: a} }
+		e.inst(104, 0, 1, pc(0x2000))
+		e.valu(107, 0, pc(0x2008))
+		e.masked(rtReady, 110, 0, wire.PC{})
+		e.inst(115, 0, 10, pc(0x200c))
+		e.inst(120, 0, 19, pc(0x2010))
+		e.valu(127, 0, pc(0x2014))
+		e.waveEnd(134, 0, 0, 0, 0, pc(0x2018))
+		if err := e.end(); err != nil {
+			t.Fatal(err)
+		}
+		checkVectorBytes(t, buf.Bytes(), vectorB4)
+		want := rdVectorWant(11, 134, []wire.Instruction{
+			rdIns(wire.CatSMEM, 104, 1, 0, 0x2000), rdIns(wire.CatVALU, 107, 1, 0, 0x2008),
+			rdIns(wire.CatVALU, 109, 7, 6, 0x200c), rdIns(wire.CatMessage, 116, 11, 4, 0x2010),
+			rdIns(wire.CatVALU, 127, 1, 0, 0x2014), rdIns(wire.CatMessage, 128, 6, 0, 0x2018),
+		}, rdStates(sIdle, 4, sExec, 5, sStall, 6, sExec, 1, sWait, 12, sExec, 6))
+		if compat {
+			// The 0.1.6 output B.4 lists: no barrier extension, the
+			// wave before the occupancy batch.
+			want = rdVectorWant(11, 134, []wire.Instruction{
+				rdIns(wire.CatSMEM, 104, 1, 0, 0x2000), rdIns(wire.CatVALU, 107, 1, 0, 0x2008),
+				rdIns(wire.CatVALU, 109, 7, 6, 0x200c), rdIns(wire.CatImmed, 116, 5, 4, 0x2010),
+				rdIns(wire.CatVALU, 127, 1, 0, 0x2014), rdIns(wire.CatMessage, 128, 6, 0, 0x2018),
+			}, rdStates(sIdle, 4, sExec, 5, sStall, 6, sExec, 1, sWait, 5, sExec, 13))
+			want[1], want[2] = want[2], want[1]
+		}
+		if d := Diff(want, *got); d != "" {
+			t.Fatalf("compat016 %v: records differ from B.4: %s", compat, d)
+		}
 	}
 }

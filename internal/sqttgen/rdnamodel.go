@@ -52,6 +52,10 @@ type rmodel struct {
 	rtFreqSet            bool
 
 	waveIncSent, stitchSent bool
+	// compat016 gives the 0.1.6 library's records (spec A.3 items 3 and
+	// 4): no barrier extension, and the waves still held at the end of
+	// the buffer come before the occupancy batch.
+	compat016 bool
 
 	isa       func(wire.PC) (string, uint64, bool)
 	lines     map[wire.PC]*rline
@@ -407,7 +411,7 @@ func (m *rmodel) inst(tk *rtok) {
 	}
 	if c.cat == wire.CatImmed {
 		m.immediate(w, t, tk.pc)
-		if m.ver <= 3 {
+		if m.ver <= 3 && !m.compat016 {
 			w.bx = true
 		}
 		return
@@ -661,11 +665,24 @@ func (m *rmodel) emitWave(w *rwave, final bool) {
 	m.emit(&wire.Batch{Type: wire.TypeWave, Waves: []wire.Wave{w.rec}})
 }
 
+// emitHeld stitches and emits the waves still held, in slot order.
+func (m *rmodel) emitHeld() {
+	for s := range m.slots {
+		for _, w := range m.slots[s] {
+			m.emitWave(w, true)
+		}
+		m.slots[s] = nil
+	}
+}
+
 // end emits the end-of-buffer records (spec §2.3.6 "End of buffer", §4.3).
 func (m *rmodel) end() {
 	for len(m.q) > 0 {
 		m.process(&m.q[0])
 		m.q = m.q[1:]
+	}
+	if m.compat016 {
+		m.emitHeld()
 	}
 	m.flushOcc(true)
 	if len(m.rt) > 0 {
@@ -680,12 +697,7 @@ func (m *rmodel) end() {
 		m.emit(&wire.Batch{Type: wire.TypeInstOtherSIMD, OtherSIMD: m.other})
 		m.other = nil
 	}
-	for s := range m.slots {
-		for _, w := range m.slots[s] {
-			m.emitWave(w, true)
-		}
-		m.slots[s] = nil
-	}
+	m.emitHeld()
 	if m.dataLost {
 		m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoDataLost}})
 	}

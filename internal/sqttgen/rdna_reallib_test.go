@@ -1,0 +1,76 @@
+package sqttgen
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/attkit/attkit/internal/cdec"
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// TestRealLibraryRDNA is the differential test for RDNA: generated gfx10,
+// gfx11 and gfx12 traces (test kernels and the hand kernel) decoded by
+// AMD's rocprof-trace-decoder library must give the generator's expected
+// records. With a 0.1.x library the expectation is the 0.1.6 one (spec
+// A.3: no gfx10/11 barrier extension, held waves before the occupancy
+// batch) and the newer record fields are cleared on both sides
+// (Normalize016). Skipped unless ROCPROF_TRACE_DECODER_LIB names the
+// library.
+func TestRealLibraryRDNA(t *testing.T) {
+	if os.Getenv(cdec.EnvLib) == "" {
+		t.Skipf("set %s to the rocprof-trace-decoder library file to compare RDNA traces with AMD's decoder", cdec.EnvLib)
+	}
+	d, err := cdec.Load("")
+	if err != nil {
+		t.Fatalf("%s=%s: %v", cdec.EnvLib, os.Getenv(cdec.EnvLib), err)
+	}
+	defer d.Close()
+	old := strings.HasPrefix(d.Version(), "0.1.")
+	t.Logf("library %s, version %q", d.Path(), d.Version())
+	type tcase struct {
+		name string
+		ix   *wire.Index
+		cfg  Config
+		o    RDNA
+	}
+	var cases []tcase
+	for _, a := range rdArchs {
+		ix := loadIndex(t, a.index)
+		for seed := uint64(1); seed <= 10; seed++ {
+			cfg, o := rdSeedConfig(ix, a.gfxip, seed)
+			cases = append(cases, tcase{fmt.Sprintf("gfx%d/seed%d", a.gfxip, seed), ix, cfg, o})
+		}
+		hix := rdHandIndex(0)
+		cfg, o := rdSeedConfig(hix, a.gfxip, 1)
+		cfg.Kernels, cfg.Instrument, cfg.LateLoad = []Kernel{{Entry: 0x100}}, false, false
+		cases = append(cases, tcase{fmt.Sprintf("gfx%d/hand", a.gfxip), hix, cfg, o})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.cfg.Compat016 = old
+			trace, want, err := GenerateRDNA(c.cfg, c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []wire.Batch
+			err = d.Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(c.ix), func(b *wire.Batch) error {
+				got = append(got, CloneBatch(b))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if old {
+				want, got = Normalize016(want), Normalize016(got)
+			}
+			if diff := Diff(want, got); diff != "" {
+				t.Errorf("library (got) and generator (want) differ; config %s %+v\n%s", cfgSummary(c.cfg), c.o, diff)
+			}
+		})
+	}
+}
