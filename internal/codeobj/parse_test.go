@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/attkit/attkit/internal/wire"
 )
 
 func TestNormalizeBranch(t *testing.T) {
@@ -174,5 +176,32 @@ func TestInferIDs(t *testing.T) {
 	}
 	if err := CheckIDs(nil); err == nil || err.Error() != "No code objects were provided." {
 		t.Errorf("CheckIDs(nil): %v", err)
+	}
+}
+
+// TestFuncmapObject indexes the committed object that carries a
+// .sqtt_funcmap section (testdata/kernels/src/funcmap.txt).
+func TestFuncmapObject(t *testing.T) {
+	ix := buildOne(t, kernelsDir+"/gfx942/funcmap_code_object_id_5.hsaco", 5)
+	wantMap := []wire.FuncmapEntry{
+		{CodeObj: 5, MarkerID: 0, Kind: "K", Name: "loop_sum", Source: "testdata/kernels/src/kernels.cl:16", Vaddr: 0x1e00},
+		{CodeObj: 5, MarkerID: 7, Kind: "F", Name: "branches", Source: "testdata/kernels/src/kernels.cl:32", Vaddr: 0x1f00},
+		{CodeObj: 5, MarkerID: 8, Kind: "U", Name: "user_scope"},
+		{CodeObj: 5, MarkerID: 9, Kind: "P", Name: "point", Source: "kernels.cl:60"},
+		{CodeObj: 5, MarkerID: 10, Kind: "F", Name: "not_a_symbol"},
+	}
+	if !reflect.DeepEqual(ix.Funcmap, wantMap) {
+		t.Errorf("funcmap:\n got %+v\nwant %+v", ix.Funcmap, wantMap)
+	}
+	if want := []wire.FuncmapLayout{{CodeObj: 5, Bits: 12, Shift: 4}}; !reflect.DeepEqual(ix.FuncmapLayout, want) {
+		t.Errorf("layout %+v", ix.FuncmapLayout)
+	}
+	if want := []wire.FuncmapPayload{{CodeObj: 5, MarkerID: 8, Count: 2}}; !reflect.DeepEqual(ix.FuncmapPayloads, want) {
+		t.Errorf("payloads %+v", ix.FuncmapPayloads)
+	}
+	// The same kernels without the section: no tables.
+	plain := buildOne(t, kernelsDir+"/gfx942/kernels_code_object_id_1.hsaco", 5)
+	if plain.Funcmap != nil || plain.FuncmapLayout != nil || len(plain.Rows) != len(ix.Rows) {
+		t.Errorf("object without funcmap: %d entries, %d rows vs %d", len(plain.Funcmap), len(plain.Rows), len(ix.Rows))
 	}
 }
