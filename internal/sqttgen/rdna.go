@@ -41,6 +41,11 @@ type RDNA struct {
 	// EVENT_SYNC, EXEC_POPCOUNT, MISC without flags, other registers) and
 	// NOP nibbles.
 	Noise bool
+	// Reorder writes some WAVE_READY tokens right after an instruction
+	// token of the same wave at the same time. gfx10/11 deliver them one
+	// cycle early, so the reader's queue must move them before that
+	// instruction (spec §2.3.1); on gfx12 they stall the next one.
+	Reorder bool
 }
 
 // GenerateRDNA returns an RDNA trace and the records a correct decoder
@@ -837,8 +842,14 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 		}
 		return int64(1 + (v>>8)%uint64(cycles+3))
 	}
+	late := func() {
+		if g.o.Reorder && !w.anchor && r.oneIn(5) {
+			a.q = append(a.q, rev{t: t, kind: seReady, line: -1})
+		}
+	}
 	inst := func(code uint16) {
 		a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li})
+		late()
 		w.ready = t + gap(g.table[code&0xFF].cycles)
 	}
 	switch rl.kind {
@@ -869,6 +880,7 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 	case rkValu:
 		if r.oneIn(2) {
 			a.q = append(a.q, rev{t: t, kind: seValu, line: li})
+			late()
 			w.ready = t + gap(1)
 		} else {
 			inst(g.pick(g.codes.valu))

@@ -45,6 +45,7 @@ func rdSeedConfig(ix *wire.Index, gfxip int, seed uint64) (Config, RDNA) {
 		ExtStarts:  r.oneIn(2),
 		OtherSIMD:  r.oneIn(2),
 		Noise:      r.oneIn(2),
+		Reorder:    r.oneIn(2),
 	}
 	if gfxip == 10 {
 		o.Version = uint8(1 + r.intn(2))
@@ -129,6 +130,27 @@ func TestGenerateRDNA(t *testing.T) {
 					t.Fatalf("same seed gave a different trace or records (err %v)", err)
 				}
 			})
+		}
+	}
+}
+
+// TestGenerateRDNAReorder checks that the Reorder option makes gfx10/11
+// tokens the reader must move (a WAVE_READY delivered one cycle before an
+// instruction token written ahead of it), that the expected records
+// follow the reordered stream, and that without it nothing moves.
+func TestGenerateRDNAReorder(t *testing.T) {
+	ix := loadIndex(t, "gfx1100.index")
+	for _, reorder := range []bool{false, true} {
+		cfg := Config{Index: ix, Seed: 3, WavesPerSIMD: 8, Instrument: true, Emit: func(*wire.Batch) error { return nil }}
+		g, err := newRGen(nil, cfg, RDNA{GFXIP: 11, Reorder: reorder})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.run(); err != nil {
+			t.Fatal(err)
+		}
+		if moved := g.m.moved; (moved > 0) != reorder {
+			t.Errorf("Reorder %v: the reader queue moved %d tokens", reorder, moved)
 		}
 	}
 }

@@ -40,6 +40,7 @@ type rmodel struct {
 	other    []wire.OtherSIMD
 	dataLost bool
 	q        []rtok // gfx10/11 reorder queue
+	moved    int    // tokens the queue moved to its front
 
 	pgm, pkt             [2][4]uint64
 	nthr                 [3]uint32
@@ -85,6 +86,7 @@ func (m *rmodel) feed(tk rtok) {
 	}
 	if n := len(m.q); n > 0 && tk.t < m.q[n-1].t {
 		m.q = append([]rtok{tk}, m.q...)
+		m.moved++
 	} else {
 		m.q = append(m.q, tk)
 	}
