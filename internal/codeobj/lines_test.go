@@ -219,3 +219,30 @@ func TestNormPath(t *testing.T) {
 		}
 	}
 }
+
+// TestFileResolution pins the file rules of §3.5 where they differ from
+// debug/dwarf's joined paths: DWARF <= 4 directory 0 is "none", relative
+// include directories stay relative, absolute file names win.
+func TestFileResolution(t *testing.T) {
+	v4 := &lineHeader{version: 4, dirs: []string{"inc", "/abs"}, files: []rawFile{{},
+		{name: "k.cl", dir: 0, ok: true}, {name: "x.h", dir: 1, ok: true}, {name: "y.h", dir: 2, ok: true},
+		{name: "/abs2/./z.h", dir: 1, ok: true}, {name: "w.h", dir: 7, ok: true}}}
+	v5 := &lineHeader{version: 5, dirs: []string{"/comp", "inc/../inc2"}, files: []rawFile{
+		{name: "k.cl", dir: 0, ok: true}, {name: "x.h", dir: 1, ok: true}, {name: "/a/b.h", dir: 0, ok: true},
+		{name: "q.h", dir: 9, ok: true}}}
+	for _, c := range []struct {
+		h    *lineHeader
+		idx  int
+		want string
+		ok   bool
+	}{
+		{v4, 0, "", false}, {v4, 1, "k.cl", true}, {v4, 2, "inc/x.h", true}, {v4, 3, "/abs/y.h", true},
+		{v4, 4, "/abs2/z.h", true}, {v4, 5, "w.h", true}, {v4, 6, "", false}, {v4, -1, "", false},
+		{v5, 0, "/comp/k.cl", true}, {v5, 1, "inc2/x.h", true}, {v5, 2, "/a/b.h", true}, {v5, 3, "q.h", true}, {v5, 4, "", false},
+	} {
+		got, ok := c.h.resolve(c.idx)
+		if got != c.want || ok != c.ok {
+			t.Errorf("DWARF %d file %d: %q %v, want %q %v", c.h.version, c.idx, got, ok, c.want, c.ok)
+		}
+	}
+}
