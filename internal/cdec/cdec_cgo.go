@@ -124,6 +124,7 @@ import "C"
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -312,8 +313,10 @@ func openLibrary(name string) (*library, error) {
 	return lib, nil
 }
 
-// readVersion asks get_version (0.2.2+), else reads the version suffix of
-// the real file name (librocprof-trace-decoder.so.0.1.6 → 0.1.6).
+// readVersion asks get_version (0.2.2+); else it reads the version suffix of
+// the real file name (librocprof-trace-decoder.so.0.1.6 → 0.1.6), else of
+// the ELF SONAME (librocprof-trace-decoder.so.0.1 → 0.1), else it names the
+// series the API implies: "0.1" for V1 (parse_data only), "0.2" for V2.
 func (l *library) readVersion() string {
 	if l.fns.get_version != nil {
 		var major, minor, patch C.uint32_t
@@ -325,10 +328,37 @@ func (l *library) readVersion() string {
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		p = r
 	}
-	if v, ok := strings.CutPrefix(filepath.Base(p), libBase+"."); ok {
+	if v := versionSuffix(filepath.Base(p)); v != "" {
 		return v
 	}
-	return ""
+	if f, err := elf.Open(p); err == nil {
+		names, _ := f.DynString(elf.DT_SONAME)
+		f.Close()
+		if len(names) == 1 {
+			if v := versionSuffix(names[0]); v != "" {
+				return v
+			}
+		}
+	}
+	if l.v2 {
+		return "0.2"
+	}
+	return "0.1"
+}
+
+// versionSuffix returns "0.1.6" for "librocprof-trace-decoder.so.0.1.6", ""
+// when the name carries no numeric version.
+func versionSuffix(name string) string {
+	v, ok := strings.CutPrefix(name, libBase+".")
+	if !ok || v == "" {
+		return ""
+	}
+	for _, part := range strings.Split(v, ".") {
+		if _, err := strconv.ParseUint(part, 10, 32); err != nil {
+			return ""
+		}
+	}
+	return v
 }
 
 func (l *library) statusString(s int) string {

@@ -631,6 +631,35 @@ func TestV1Fallback(t *testing.T) {
 	}
 }
 
+func TestVersionFallbacks(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		file    string
+		defines []string
+		want    string
+	}{
+		// AMD's release binary has no version in its name: the API says 0.1.
+		{"librocprof-trace-decoder.so", []string{"-DFIXTURE_V1_ONLY"}, "0.1"},
+		{"v2-soname.so", []string{"-DFIXTURE_NO_VERSION", "-Wl,-soname,librocprof-trace-decoder.so.0.3"}, "0.3"},
+		{"v2.so", []string{"-DFIXTURE_NO_VERSION"}, "0.2"},
+		{"librocprof-trace-decoder.so.0.1.7", []string{"-DFIXTURE_V1_ONLY"}, "0.1.7"},
+		{"librocprof-trace-decoder.so.0.1.x", []string{"-DFIXTURE_V1_ONLY"}, "0.1"},
+	} {
+		sub := filepath.Join(dir, strings.ReplaceAll(tc.file, ".", "_"))
+		os.Mkdir(sub, 0o755)
+		d, err := Load(buildFixture(t, sub, tc.file, tc.defines...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Version() != tc.want {
+			t.Errorf("%s %v: version %q, want %q", tc.file, tc.defines, d.Version(), tc.want)
+		}
+	}
+	if v := versionSuffix("librocprof-trace-decoder.so.0.2.10"); v != "0.2.10" {
+		t.Errorf("versionSuffix: %q", v)
+	}
+}
+
 func TestVersionAndStrings(t *testing.T) {
 	d := loadFixture(t)
 	if d.API() != "v2" || d.Version() != "0.2.99" {

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,7 +66,7 @@ func generatedConfigs() map[string]sqttgen.Config {
 // the native decoder.
 func TestRealLibraryGenerated(t *testing.T) {
 	d := realDecoder(t)
-	old := strings.HasPrefix(d.Version(), "0.1.")
+	old := is01(d.Version())
 	for name, cfg := range generatedConfigs() {
 		t.Run(name, func(t *testing.T) {
 			trace, want, err := sqttgen.Generate(cfg)

@@ -23,7 +23,8 @@
 //
 // Build variants: -DFIXTURE_V1_ONLY (no handle API), -DFIXTURE_NO_STATUS_STRING
 // (get_status_string missing), -DFIXTURE_V2_NO_PARSE (create_handle without
-// parse), -DFIXTURE_NO_DISASM (codeobj_load returns NOT_IMPLEMENTED).
+// parse), -DFIXTURE_NO_DISASM (codeobj_load returns NOT_IMPLEMENTED),
+// -DFIXTURE_NO_VERSION (no get_version, as before 0.2.2).
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -430,6 +431,7 @@ EXPORT int rocprof_trace_decoder_parse(handle_t h, const void* data, uint64_t si
 }
 #endif
 
+#ifndef FIXTURE_NO_VERSION
 typedef struct { uint64_t size; uint32_t major, minor, patch; } version_t;
 EXPORT int rocprof_trace_decoder_get_version(version_t* v) {
 	if (!v) return INVAL;
@@ -439,4 +441,5 @@ EXPORT int rocprof_trace_decoder_get_version(version_t* v) {
 	v->patch = 99;
 	return OK;
 }
+#endif
 #endif
