@@ -8,8 +8,9 @@
 //
 // The instruction text the decoder needs comes from an index (--index, an
 // index stream from co-index or a code.json). Two decoders are built in:
-// the native Go decoder (gfx9: MI200, MI300, MI350) and AMD's
-// rocprof-trace-decoder library, loaded at run time. --backend auto (the
+// the native Go decoder (gfx9: MI200, MI300, MI350; gfx10, gfx11, gfx12:
+// RDNA2 to RDNA4) and AMD's rocprof-trace-decoder library, loaded at run
+// time. --backend auto (the
 // default) uses the library when it is found and the native decoder
 // otherwise; the stream header records which one ran. --code-object
 // ID=PATH@ADDR hands code objects to the library's built-in disassembler
@@ -35,7 +36,7 @@
 //
 // Exit status: 0 ok; 1 decoding failed (malformed trace data, I/O); 2 usage;
 // 3 not a trace, or an architecture the chosen backend does not decode
-// (RDNA and MI400 traces need --backend rocm); 4 the ROCm library is
+// (MI400 traces need --backend rocm); 4 the ROCm library is
 // missing with --backend rocm.
 package main
 

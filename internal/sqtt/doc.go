@@ -19,7 +19,9 @@
 // CU, the running-wave table for occupancy, the instruction cache (one entry
 // per PC seen) and the records the library pools until the end of the
 // buffer. Those pools (occupancy, perf counters, realtime pairs) are bounded
-// by Decoder.PoolLimit: past it a batch is delivered early, which changes
-// batch boundaries but not records (except that the late code-object
-// attribution of 2.1.3 cannot reach records already delivered).
+// by Decoder.PoolLimit (65536 by default): past it a batch is delivered
+// early. That changes batch boundaries and where those records fall among
+// the others, not the records of one type or their order (except that the
+// late code-object attribution of 2.1.3 cannot reach records already
+// delivered). A negative PoolLimit gives the library's batching.
 package sqtt
