@@ -213,11 +213,12 @@ func parseFuncmapTable(ix *Index, key string, v any) error {
 	if !ok {
 		return fmt.Errorf("code.json: %q is not an array", key)
 	}
+	// A malformed row is skipped, as the viewer and upstream's marker
+	// correction skip it (python-layer §3.6, §5.11).
 	for _, rv := range rows {
 		c, ok := rv.([]any)
-		bad := fmt.Errorf("code.json: malformed %q row", key)
 		if !ok {
-			return bad
+			continue
 		}
 		u := func(i int) uint64 {
 			if i >= len(c) {
@@ -244,19 +245,19 @@ func parseFuncmapTable(ix *Index, key string, v any) error {
 		case "sqtt_funcmap":
 			e := FuncmapEntry{CodeObj: u(0), MarkerID: u(1), Kind: s(2), Name: s(3), Source: s(4), Vaddr: u(5)}
 			if !ok {
-				return bad
+				continue
 			}
 			ix.Funcmap = append(ix.Funcmap, e)
 		case "sqtt_funcmap_layout":
 			e := FuncmapLayout{CodeObj: u(0), Bits: uint32(u(1)), Shift: uint32(u(2))}
 			if !ok {
-				return bad
+				continue
 			}
 			ix.FuncmapLayout = append(ix.FuncmapLayout, e)
 		default:
 			e := FuncmapPayload{CodeObj: u(0), MarkerID: u(1), Count: uint32(u(2))}
 			if !ok {
-				return bad
+				continue
 			}
 			ix.FuncmapPayloads = append(ix.FuncmapPayloads, e)
 		}

@@ -149,3 +149,19 @@ func recordsStreamBytes(t *testing.T) []byte {
 	w.Flush()
 	return buf.Bytes()
 }
+
+func TestCodeJSONSkipsMalformedFuncmapRows(t *testing.T) {
+	in := `{"code": [], "sqtt_funcmap": [[10, 7, "F", "scope", "s.cpp:1", 0], "junk", [1]],
+	"sqtt_funcmap_layout": [[10, 12, 4], [-1, 2, 3]], "sqtt_funcmap_payloads": [[10, 8, 1], [10, "x", 1]]}`
+	ix, err := ParseCodeJSON([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.Funcmap) != 1 || ix.Funcmap[0].Name != "scope" || len(ix.FuncmapLayout) != 1 ||
+		ix.FuncmapLayout[0].Bits != 12 || len(ix.FuncmapPayloads) != 1 {
+		t.Errorf("tables: %+v %+v %+v", ix.Funcmap, ix.FuncmapLayout, ix.FuncmapPayloads)
+	}
+	if _, err := ParseCodeJSON([]byte(`{"code": [], "sqtt_funcmap": 5}`)); err == nil {
+		t.Error("a funcmap table that is not an array was accepted")
+	}
+}
