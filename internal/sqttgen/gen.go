@@ -73,6 +73,9 @@ type Config struct {
 	// Pipeline lets waves issue further instructions before the INST
 	// token of a memory instruction arrives.
 	Pipeline bool
+	// ContextSwitch saves and restores the traced waves now and then
+	// (MISC SAVE_CONTEXT, WAVE_START with count 70, INST PC + INST_PC).
+	ContextSwitch bool
 	// Replays adds XNACK replay INST tokens after memory instructions.
 	Replays bool
 	// Truncate ends the trace as soon as the first wave slot is done, with

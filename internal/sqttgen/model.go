@@ -728,13 +728,6 @@ func (m *model) flushOcc() {
 // emitWave stitches and emits one wave (spec §3.5, "after the loop").
 func (m *model) emitWave(w *mwave) {
 	ins := w.rec.Instructions
-	if !w.ended {
-		var e int64
-		for i := range ins {
-			e = max(e, iend(&ins[i])+4)
-		}
-		w.rec.EndTime = e
-	}
 	noted := make([]wire.PC, len(ins))
 	for i := range ins {
 		noted[i] = ins[i].PC
@@ -744,6 +737,15 @@ func (m *model) emitWave(w *mwave) {
 		w.pcInfos[n].pc = m.retranslate(w.pcInfos[n].pc)
 	}
 	n := m.stitch(w)
+	if !w.ended {
+		// end_time stays 0 while stitching (spec §2.2.6 "Incomplete
+		// waves"); it is computed after it, from the final durations.
+		var e int64
+		for i := range ins {
+			e = max(e, iend(&ins[i])+4)
+		}
+		w.rec.EndTime = e
+	}
 	switch {
 	case !w.ended && !w.trapping:
 		if !m.waveIncSent {
@@ -772,7 +774,9 @@ func (m *model) emitWave(w *mwave) {
 				n, stop, w.rec.SIMD, w.rec.WaveID))
 		}
 		for i := range ins[:min(n, len(ins))] {
-			if ins[i].PC != noted[i] && m.fail != nil {
+			// A CONTEXT instruction has no PC of its own; the stitcher
+			// may give it an anchor's (spec §3.5 steps 1 and 3).
+			if ins[i].PC != noted[i] && ins[i].Category != wire.CatContext && m.fail != nil {
 				m.fail(fmt.Errorf("sqttgen: internal error: the stitcher puts instruction %d (%v at %d) of wave simd %d slot %d at %+v, the walk executed %+v",
 					i, ins[i].Category, ins[i].Time, w.rec.SIMD, w.rec.WaveID, ins[i].PC, noted[i]))
 				break

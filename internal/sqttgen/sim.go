@@ -86,6 +86,7 @@ const (
 	actRT
 	actEvents
 	actLateLoad
+	actCWSR
 )
 
 type actor struct {
@@ -101,6 +102,9 @@ type actor struct {
 	qh             int
 	prim           int // queued tokens that are not deferred INSTs
 	running        bool
+	parked         bool // waiting for a context switch (ContextSwitch)
+	cw             []cwEv
+	cwi            int
 }
 
 // push queues e in time order (after the queued tokens of the same time).
@@ -138,6 +142,10 @@ type gen struct {
 	// §2.2.6 only start PCs).
 	holdEnds int64
 	cut      bool // Truncate: stop now, waves in flight
+	// ContextSwitch: slots park between instructions while freeze is
+	// set; the CWSR actor then saves and restores their waves.
+	freeze bool
+	parked []*actor
 }
 
 func newGen(w io.Writer, cfg Config) (*gen, error) {
@@ -314,6 +322,9 @@ func (g *gen) run() (Stats, error) {
 		}
 		g.rtV = uint64(g.r.intn(16))<<32 | 0xFFFFF000 + uint64(g.r.intn(0x800))
 	}
+	if cfg.ContextSwitch {
+		add(&actor{kind: actCWSR, t: t0 + 4*int64(g.r.rangeIn(50, 1000))})
+	}
 	if cfg.Events {
 		add(&actor{kind: actEvents, t: t0 + 4*int64(g.r.rangeIn(10, 200))})
 	}
@@ -328,10 +339,10 @@ func (g *gen) run() (Stats, error) {
 		}
 		g.step(a)
 		// A slot whose next token is due before anything else runs on.
-		for a.kind == actSlot && !a.done && g.err == nil && !g.cut && g.cal.skipTo(a.t) {
+		for a.kind == actSlot && !a.done && !a.parked && g.err == nil && !g.cut && g.cal.skipTo(a.t) {
 			g.step(a)
 		}
-		if !a.done {
+		if !a.done && !a.parked {
 			g.cal.push(a)
 		}
 	}
@@ -575,6 +586,21 @@ func (g *gen) step(a *actor) {
 			e.timeResetNeutral()
 		}
 		a.t = e.clock + 4*int64(g.r.rangeIn(20, 400))
+	case actCWSR:
+		switch {
+		case len(a.cw) > 0:
+			g.stepContextSwitch(a)
+		case g.closing:
+			a.done = true
+		case !g.freeze:
+			g.freeze = true
+			a.t += 4
+		case len(g.parked) < g.slots:
+			a.t += 32
+		default:
+			g.planContextSwitch(a)
+			g.stepContextSwitch(a)
+		}
 	case actLateLoad:
 		d := g.e.at(a.t)
 		g.e.misc(d, miscTime)
@@ -583,13 +609,118 @@ func (g *gen) step(a *actor) {
 	}
 }
 
+// cwEv is one token of a context switch: the SAVE_CONTEXT MISC (p nil),
+// a save or restore WAVE_START, or the INST PC + INST_PC of a restore.
+type cwEv struct {
+	t    int64
+	kind uint8 // 0 save MISC, 1 save, 2 restore, 3 new PC
+	p    *actor
+}
+
+// planContextSwitch lays out the tokens that save and restore every parked
+// wave (spec §2.2.6: MISC SAVE_CONTEXT, a WAVE_START with count > 64 to
+// save, another to restore, then an INST of type PC and an INST_PC with the
+// PC the wave resumes at).
+func (g *gen) planContextSwitch(a *actor) {
+	r := &g.r
+	t := a.t
+	a.cw = append(a.cw[:0], cwEv{t: t})
+	var live []*actor
+	for _, p := range g.parked {
+		if p.w != nil {
+			live = append(live, p)
+		}
+	}
+	for _, p := range live {
+		t += 4 * int64(r.rangeIn(1, 3))
+		a.cw = append(a.cw, cwEv{t: t, kind: 1, p: p})
+	}
+	t += 4 * int64(r.rangeIn(20, 300))
+	for _, p := range live {
+		t += 4 * int64(r.rangeIn(1, 3))
+		a.cw = append(a.cw, cwEv{t: t, kind: 2, p: p})
+	}
+	for _, p := range live {
+		t += 4 * int64(r.rangeIn(1, 3))
+		a.cw = append(a.cw, cwEv{t: t, kind: 3, p: p})
+	}
+	a.cwi = 0
+}
+
+// stepContextSwitch writes the next token of the context switch and, after
+// the last, lets the slots run again.
+func (g *gen) stepContextSwitch(a *actor) {
+	e, pr := g.e, g.prog
+	c := a.cw[a.cwi]
+	a.cwi++
+	d := e.at(c.t)
+	cu := uint64(g.cfg.TargetCU)
+	switch c.kind {
+	case 0:
+		e.misc(d, miscSaveContext)
+	case 1, 2:
+		p := c.p
+		e.waveStart(d, 0, cu, uint64(p.simd), uint64(p.slot), uint64(p.w.k.me), uint64(p.w.k.pipe), 70, 0)
+	case 3:
+		p, w := c.p, c.p.w
+		for w.cur >= 0 && pr.lines[w.cur].kind == kindNoToken {
+			w.cur = pr.lines[w.cur].next
+		}
+		if w.cur < 0 {
+			if g.err == nil {
+				g.err = errors.New("the simulated wave left the indexed program")
+			}
+			return
+		}
+		e.inst(d, uint64(p.simd), uint64(p.slot), instPC)
+		pc := pr.lines[w.cur].pc
+		e.instPC(0, uint64(p.simd), uint64(p.slot), g.base(pc.CodeObjectID)+pc.Address)
+		w.anchor = true
+		w.ready = max(w.ready, c.t+4*int64(g.r.rangeIn(1, 4)))
+	}
+	if a.cwi < len(a.cw) {
+		a.t = a.cw[a.cwi].t
+		return
+	}
+	a.cw = a.cw[:0]
+	g.freeze = false
+	for _, p := range g.parked {
+		p.parked = false
+		p.t = e.clock
+		if p.w != nil {
+			p.w.ready = max(p.w.ready, e.clock)
+			p.t = p.w.ready
+		}
+		g.cal.push(p)
+	}
+	g.parked = g.parked[:0]
+	a.t = e.clock + 4*int64(g.r.rangeIn(500, 4000))
+}
+
 // stepSlot writes the slot's next event and plans more when its queue is
 // empty.
-func (g *gen) stepSlot(a *actor) {
-	for a.prim == 0 && !a.done {
+// refill plans the slot's next tokens when only deferred ones are left;
+// during a freeze it parks the slot once nothing is queued.
+func (g *gen) refill(a *actor) {
+	for a.prim == 0 && !a.done && !a.parked {
+		if g.freeze {
+			if a.qh >= len(a.q) {
+				a.parked = true
+				g.parked = append(g.parked, a)
+			}
+			return
+		}
 		g.plan(a)
 	}
-	if a.qh >= len(a.q) {
+}
+
+func (g *gen) stepSlot(a *actor) {
+	g.refill(a)
+	if a.parked || a.qh >= len(a.q) {
+		return
+	}
+	if t := a.q[a.qh].t; t > a.t {
+		a.t = t // planned just now (after a context switch): not due yet
 		return
 	}
 	ev := a.q[a.qh]
@@ -630,8 +761,9 @@ func (g *gen) stepSlot(a *actor) {
 		e.waveEnd(d, 0, uint64(g.cfg.TargetCU), simd, slot)
 		a.w = nil
 	}
-	for a.prim == 0 && !a.done {
-		g.plan(a)
+	g.refill(a)
+	if a.parked || a.done {
+		return
 	}
 	if a.qh >= len(a.q) {
 		a.done = true
