@@ -90,6 +90,13 @@ func TestAttToolSampleGolden(t *testing.T) {
 			t.Errorf("%s differs from its golden (run go test -run AttToolSample -update . to accept)", f)
 		}
 	}
+	// The folders pass the viewer loader's rules (att-rcv --check).
+	for _, d := range []string{"ui_output_sample1", "ui_output_sample2"} {
+		cmd := exec.Command(filepath.Join(binDir, "att-rcv"), "--check", "-d", filepath.Join(out, d))
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("att-rcv --check %s: %v\n%s", d, err, b)
+		}
+	}
 	for _, f := range []string{"ui_output_sample1/snapshots.json", "ui_output_sample1/source_0_kernels.cl",
 		"stats_ui_output_sample1.csv", "ui_output_sample2/occupancy.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
