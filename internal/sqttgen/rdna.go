@@ -52,8 +52,10 @@ type RDNA struct {
 // emits for it, in callback order. WavesPerSIMD is the number of target
 // wave slots (1..16, default 4). Compat016 gives the 0.1.6 library's
 // records (no gfx10/11 barrier extension, held waves before the occupancy
-// batch; spec A.3). The gfx9-only fields (Version2, TargetCU, SIMDs, Perf,
-// PerfInterval, BarrierMessages, Replays, Truncate, PacketLoss, Pipeline)
+// batch; spec A.3). PacketLoss (gfx11, gfx12) hides some wave ends of
+// occupancy-only waves behind a TIMESTAMP packet-loss flag consumed by the
+// location's next wave start. The gfx9-only fields (Version2, TargetCU,
+// SIMDs, Perf, PerfInterval, BarrierMessages, Replays, Truncate, Pipeline)
 // are not used.
 func GenerateRDNA(cfg Config, r RDNA) ([]byte, []wire.Batch, error) {
 	var buf bytes.Buffer
@@ -201,6 +203,7 @@ type ractor struct {
 
 	sa, wgp, simd, wid uint8
 	waves              int
+	lost               bool // the wave end was hidden by a packet loss
 	w                  *walk
 	q                  []rev
 	qh                 int
@@ -582,23 +585,33 @@ func (g *rgen) step(a *ractor) {
 		g.stepSlot(a)
 	case raOcc:
 		if a.running {
-			e.waveEnd(a.t, a.sa, a.wgp, a.simd, a.wid, wire.PC{})
+			if g.cfg.PacketLoss && g.gen >= 11 && !g.o.Reorder && !g.closing && a.t > g.holdEnds && r.oneIn(3) {
+				// The end is lost: a packet-loss flag precedes the
+				// next start of this location (spec §2.3.6 WAVE_START
+				// step 3).
+				a.lost = true
+			} else {
+				e.waveEnd(a.t, a.sa, a.wgp, a.simd, a.wid, wire.PC{})
+			}
 			a.running = false
 			if g.closing {
 				a.done = true
 				return
 			}
-			a.t = g.evT(a.t + int64(r.rangeIn(1, 800)))
+			a.t = g.evT(a.t + int64(r.rangeIn(1, 300)))
 			return
 		}
-		if g.closing {
+		if g.closing && !a.lost {
 			a.done = true
 			return
 		}
 		k := &g.kernels[r.intn(len(g.kernels))]
+		if a.lost {
+			e.lossNext, a.lost = true, false
+		}
 		g.startTok(a.t, a.sa, a.wgp, a.simd, a.wid, k)
 		a.running = true
-		a.t = g.evT(max(a.t+int64(r.rangeIn(20, 8000)), g.holdEnds))
+		a.t = g.evT(max(a.t+int64(r.rangeIn(20, 1500)), g.holdEnds))
 	case raOther:
 		if g.closing {
 			a.done = true
@@ -627,12 +640,12 @@ func (g *rgen) step(a *ractor) {
 		} else {
 			flags := []uint32{rmTTStallBeg, rmTTStallEnd, rmDIDTBeg, rmDIDTEnd, rmGCRinse, rmSPMOrPL}
 			f := flags[r.intn(len(flags))]
-			if f == rmSPMOrPL && g.o.Version <= 2 && !r.oneIn(8) {
+			if f == rmSPMOrPL && g.o.Version <= 2 && r.oneIn(2) {
 				f = rmGCRinse // packet loss only now and then
 			}
 			e.misc(a.t, f)
 		}
-		a.t = g.evT(a.t + int64(r.rangeIn(100, 5000)))
+		a.t = g.evT(a.t + int64(r.rangeIn(50, 2000)))
 	case raNoise:
 		if g.closing {
 			a.done = true

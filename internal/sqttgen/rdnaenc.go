@@ -129,6 +129,7 @@ type rtok struct {
 	cs                 bool
 	flags              uint32
 	short, priv        bool
+	lost               bool // a packet loss was consumed at this token
 	hdr                RDNAHeader
 	pc                 wire.PC
 	pcs                *[16]wire.PC
@@ -160,6 +161,9 @@ type renc struct {
 	pend *rpend
 	// lastDeliv is the time of the last delivered token.
 	lastDeliv int64
+	// lossNext writes a gfx11+ TIMESTAMP with the packet-loss flag right
+	// before the next delivered token, which consumes it (spec §2.3.3).
+	lossNext bool
 }
 
 type rpend struct {
@@ -355,6 +359,11 @@ func (e *renc) deliver(tk rtok) {
 func (e *renc) tok(typ int, t int64, fields, hi uint64, tk rtok) {
 	e.flushPend()
 	d := e.advance(t, e.maxDelta(typ))
+	if e.lossNext {
+		e.lossNext = false
+		e.raw(rtTimestamp, e.spec[rtTimestamp].pat|1<<8, 0) // pl, rt 0, value 0
+		tk.lost = true
+	}
 	sp := &e.spec[typ]
 	e.raw(typ, sp.pat|d<<sp.tb|fields, hi)
 	e.clock += int64(d)

@@ -100,6 +100,10 @@ func (m *rmodel) feed(tk rtok) {
 }
 
 func (m *rmodel) process(tk *rtok) {
+	if tk.lost {
+		m.dataLost = true
+		m.event(tk.t, wire.EventPacketLoss, 0, 0, 0, 0)
+	}
 	switch tk.typ {
 	case rtHeader:
 		m.header(tk.hdr)
@@ -280,6 +284,9 @@ func (m *rmodel) waveStart(tk *rtok) {
 		wgid = tk.wgid
 	}
 	k := occKey(cu, tk.simd, tk.wid)
+	if _, ok := m.running[k]; ok && tk.lost {
+		m.occ = append(m.occ, wire.Occupancy{Time: uint64(tk.t - 1), CU: cu, SIMD: tk.simd, WaveID: tk.wid})
+	}
 	m.running[k] = pc
 	m.occ = append(m.occ, wire.Occupancy{PC: pc, Time: uint64(tk.t), CU: cu, SIMD: tk.simd, WaveID: tk.wid,
 		Start: true, MEID: tk.me, PipeID: tk.pipe, IsExt: isExt, WorkgroupID: wgid})
