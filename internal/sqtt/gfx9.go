@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"sort"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -536,17 +537,17 @@ func trim(prev *wire.Instruction, t int64) {
 }
 
 func (g *gfx9) issue(v uint64, t int64) {
-	st := v >> 8
-	if st&0xFFFFF == 0 {
+	st := v >> 8 & 0xFFFFF
+	// One bit per slot with a nonzero status, at the status's low bit.
+	busy := (st | st>>1) & 0x55555
+	if busy == 0 {
 		return
 	}
-	simd := v >> 5 & 3
-	for i := 0; i < gfx9Slots; i, st = i+1, st>>2 {
-		status := st & 3
-		if status == 0 {
-			continue
-		}
-		w := g.waves[simd][i]
+	ws := &g.waves[v>>5&3]
+	for ; busy != 0; busy &= busy - 1 {
+		b := bits.TrailingZeros64(busy)
+		status := st >> b & 3
+		w := ws[b/2]
 		if w == nil || w.trap != trapRestored {
 			continue
 		}
