@@ -298,6 +298,7 @@ func openLibrary(name string) (*library, error) {
 		lib.v2 = true
 		need(needV2)
 	case has("parse_data"):
+		need(needV1)
 	default:
 		missing = append(missing, symPrefix+"create_handle (V2) or "+symPrefix+"parse_data (V1)")
 	}
