@@ -738,8 +738,9 @@ func TestMissingSymbols(t *testing.T) {
 	}{
 		{"-DFIXTURE_NO_STATUS_STRING", "rocprof_trace_decoder_get_status_string"},
 		{"-DFIXTURE_V2_NO_PARSE", "rocprof_trace_decoder_parse"},
+		{"-DFIXTURE_V1_ONLY -DFIXTURE_NO_PARSE_DATA", "rocprof_trace_decoder_create_handle (V2) or rocprof_trace_decoder_parse_data (V1)"},
 	} {
-		lib := buildFixture(t, t.TempDir(), "fixture.so", tc.define)
+		lib := buildFixture(t, t.TempDir(), "fixture.so", strings.Fields(tc.define)...)
 		_, err := Load(lib)
 		if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "missing symbol(s) "+tc.symbol) ||
 			!strings.Contains(err.Error(), lib) {

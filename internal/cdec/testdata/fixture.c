@@ -24,7 +24,8 @@
 // Build variants: -DFIXTURE_V1_ONLY (no handle API), -DFIXTURE_NO_STATUS_STRING
 // (get_status_string missing), -DFIXTURE_V2_NO_PARSE (create_handle without
 // parse), -DFIXTURE_NO_DISASM (codeobj_load returns NOT_IMPLEMENTED),
-// -DFIXTURE_NO_VERSION (no get_version, as before 0.2.2).
+// -DFIXTURE_NO_VERSION (no get_version, as before 0.2.2), -DFIXTURE_NO_PARSE_DATA
+// (no parse_data).
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -296,7 +297,7 @@ static int run(ctx_t* c, const uint8_t* data, uint64_t size) {
 	return status;
 }
 
-static int run_source(ctx_t* c, se_cb_t se, void* se_ud) {
+__attribute__((unused)) static int run_source(ctx_t* c, se_cb_t se, void* se_ud) {
 	for (;;) {
 		uint8_t* buf = NULL;
 		uint64_t size = 0;
@@ -323,11 +324,13 @@ EXPORT const char* rocprof_trace_decoder_get_status_string(int status) {
 }
 #endif
 
+#ifndef FIXTURE_NO_PARSE_DATA
 EXPORT int rocprof_trace_decoder_parse_data(se_cb_t se, trace_cb_t trace, isa_cb_t isa, void* ud) {
 	if (!se || !trace || !isa) return INVAL;
 	ctx_t c = {trace, ud, isa, ud, 0, NULL, 0};
 	return run_source(&c, se, ud);
 }
+#endif
 
 #ifndef FIXTURE_V1_ONLY
 typedef struct { uint64_t handle; } handle_t;
