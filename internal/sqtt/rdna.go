@@ -174,6 +174,11 @@ func (r *rdna) read() error {
 		return err
 	}
 	for {
+		if r.ntoken++; r.ntoken&0xFFFF == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if len(r.buf)-int(r.pos>>3-r.bufOff) < 10 && !r.eof {
 			if err := r.refill(); err != nil {
 				return err
@@ -219,11 +224,6 @@ func (r *rdna) read() error {
 			}
 		}
 		r.pos += int64(e.bits)
-		if r.ntoken++; r.ntoken&0xFFFF == 0 {
-			if err := r.ctx.Err(); err != nil {
-				return err
-			}
-		}
 	}
 }
 

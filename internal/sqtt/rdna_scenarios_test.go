@@ -530,3 +530,14 @@ func TestRDNAEvents(t *testing.T) {
 	}
 	check(t, got, []wire.Batch{gfxip(11), ev(30, wire.EventSPMSample, 0, 0, 0, 0), rtFreq(200000)})
 }
+
+// Decoding stops when the context ends, even in a stream of NOPs.
+func TestRDNACancel(t *testing.T) {
+	data := append(newRB(12).header(4, 0, 0, 0, 0, 0, 0).bytes(), make([]byte, 1<<20)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := New().Decode(ctx, bytes.NewReader(data), nil, func(*wire.Batch) error { return nil })
+	if err != context.Canceled {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+}
