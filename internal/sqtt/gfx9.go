@@ -453,10 +453,12 @@ func (g *gfx9) waveStart(t token, now int64) error {
 	return g.occFull(false)
 }
 
-// occFull flushes the pending occupancy records when PoolLimit is reached
-// or, at a WAVE_END of a double-buffered capture, at 65536 (2.2.6).
+// occFull flushes the pending occupancy records: in a double-buffered
+// capture, as the library does, at a WAVE_END with 65536 or more pending
+// (2.2.6), which already bounds them; otherwise when PoolLimit is reached.
 func (g *gfx9) occFull(waveEnd bool) error {
-	if n := len(g.occ) + len(g.occFront); n >= g.ps.limit || waveEnd && g.doubleBuffer && n >= occupancyDBFlush {
+	n := len(g.occ) + len(g.occFront)
+	if g.doubleBuffer && waveEnd && n >= occupancyDBFlush || !g.doubleBuffer && n >= g.ps.limit {
 		return g.flushOcc()
 	}
 	return nil
