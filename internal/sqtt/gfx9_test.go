@@ -363,3 +363,28 @@ func TestBranchOffset(t *testing.T) {
 		}
 	}
 }
+
+func TestBarrierMessageLast(t *testing.T) {
+	// A barrier entry with no exit token: the stitcher steps past the
+	// (missing) next instruction, so the stitch counts as incomplete.
+	tr := withCodeObject().at(100).waveStart(0, 0, 0, 1, 0, 1, 0).
+		at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).
+		at(128).issue1(isInst).at(132).inst(0, 0, instOtherMsg).
+		at(140).waveEnd(0, 0, 0)
+	got, err := decode(t, tr.bytes(), newTable(7, "0x0 4 v_mov_b32_e32 v0, 0", "0x4 4 s_barrier", "0x8 4 s_endpgm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, got, []wire.Batch{
+		gfxip(9),
+		loadEvent(0),
+		info(wire.InfoStitchIncomplete),
+		waveB(wire.Wave{Dispatcher: 0x10, WorkgroupID: 1, BeginTime: 100, EndTime: 144,
+			Instructions: []wire.Instruction{
+				in(wire.CatVALU, 120, 4, 0, 0, 7),
+				in(wire.CatMessage, 128, 4, 0, 4, 7),
+			},
+			Timeline: tl(sIdle, 20, sExec, 8, sExec, 16)}),
+		occB(occStart(0, 7, 100, 0, 0, 0, 1, 0, 0), occEnd(0, 7, 140, 0, 0, 0)),
+	})
+}

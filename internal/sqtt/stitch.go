@@ -179,11 +179,13 @@ func (ps *parseState) stitch(w *wave) int {
 			mfmaScale(w, i)
 			matched = true
 		case gfx9 && l.cat == lcGFX9Barrier && ic == catMessage:
-			if i+1 < n {
-				i++
-				if uint8(ins[i].Category) == catImmed {
-					ins[i].PC = l.pc
-				}
+			// Barrier entry and exit: the IMMED that follows shares the
+			// PC. i moves past the next instruction whatever it is, as the
+			// specification words it (a MESSAGE last in the list thus
+			// leaves the wave's stitch incomplete).
+			i++
+			if i < n && uint8(ins[i].Category) == catImmed {
+				ins[i].PC = l.pc
 			}
 			matched = true
 		case gfx9 && l.cat == lcGFX9Barrier:
