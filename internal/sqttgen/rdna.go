@@ -46,6 +46,10 @@ type RDNA struct {
 	// cycle early, so the reader's queue must move them before that
 	// instruction (spec §2.3.1); on gfx12 they stall the next one.
 	Reorder bool
+	// ExcludeBarrierWait (gfx12) sets the HEADER's exclude_barrier_wait
+	// bit: s_barrier_wait produces no token and the stitcher inserts an
+	// IMMED for it (spec §3.5 step 9, §3.6).
+	ExcludeBarrierWait bool
 }
 
 // GenerateRDNA returns an RDNA trace and the records a correct decoder
@@ -106,6 +110,9 @@ func (r *RDNA) defaults() error {
 	if r.GFXIP < 11 {
 		r.OtherSIMD = false
 	}
+	if r.GFXIP != 12 {
+		r.ExcludeBarrierWait = false
+	}
 	return nil
 }
 
@@ -127,6 +134,9 @@ const (
 type rdLine struct {
 	cls  lineClass
 	kind uint8
+	// wait: an s_barrier_wait line (gfx12); beforeWait: the next line
+	// with a token, or the branch target's, is one.
+	wait, beforeWait bool
 }
 
 func rdLineKind(l *line, gen int) rdLine {
@@ -151,6 +161,7 @@ func rdLineKind(l *line, gen int) rdLine {
 			r.kind = rkBarrierSignal
 		case strings.HasPrefix(l.text, "s_barrier"):
 			r.kind = rkBarrier
+			r.wait = gen >= 12 && strings.HasPrefix(l.text, "s_barrier_wait")
 		default:
 			r.kind = rkImmed
 		}
@@ -204,7 +215,7 @@ type ractor struct {
 	sa, wgp, simd, wid uint8
 	waves              int
 	lost               bool // the wave end was hidden by a packet loss
-	w                  *walk
+	w                  *rwalk
 	q                  []rev
 	qh                 int
 	running            bool
@@ -229,7 +240,8 @@ type rgen struct {
 	cfg     Config
 	o       RDNA
 	gen     int
-	g       *gen // rng, program, branch decisions
+	prog    *program
+	rs      rng
 	r       *rng
 	rl      []rdLine
 	codes   rdCodes
@@ -293,8 +305,8 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 		return nil, errors.New("no index and no ISA provider")
 	}
 	g := &rgen{cfg: cfg, o: o, gen: o.GFXIP, even: o.GFXIP <= 11}
-	g.g = &gen{cfg: cfg, r: rng{s: cfg.Seed ^ 0x5eed5eed5eed5eed ^ uint64(o.GFXIP)<<56}}
-	g.r = &g.g.r
+	g.rs = rng{s: cfg.Seed ^ 0x5eed5eed5eed5eed ^ uint64(o.GFXIP)<<56}
+	g.r = &g.rs
 	p := cfg.ISA
 	var funcs []wire.PC
 	if cfg.Index != nil {
@@ -334,10 +346,20 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.g.prog = prog
+	g.prog = prog
 	g.rl = make([]rdLine, len(prog.lines))
 	for i := range prog.lines {
 		g.rl[i] = rdLineKind(&prog.lines[i], g.gen)
+	}
+	for i := range prog.lines {
+		for _, s := range [2]int32{prog.lines[i].next, prog.lines[i].target} {
+			for n := 0; s >= 0 && g.rl[s].kind == rkNoToken && prog.lines[s].text != "" && n < 64; n++ {
+				s = prog.lines[s].next
+			}
+			if s >= 0 && g.rl[s].wait {
+				g.rl[i].beforeWait = true
+			}
+		}
 	}
 	coIdx := map[uint64]int{}
 	for _, k := range ks {
@@ -429,7 +451,8 @@ func (g *rgen) targetCU() uint8 { return g.o.TargetSA<<7 + g.o.TargetWGP }
 func (g *rgen) run() (Stats, error) {
 	cfg, o, e, r := &g.cfg, &g.o, g.e, g.r
 	e.header(RDNAHeader{Version: o.Version, DSIMD: o.TargetSIMD, DWGP: o.TargetWGP, DSA: o.TargetSA,
-		NSA: 1, NWGP: 7, DPRate: o.DPRate, DPDerate: o.DPDerate, DoubleBuffer: cfg.DoubleBuffer && g.gen >= 12})
+		NSA: 1, NWGP: 7, DPRate: o.DPRate, DPDerate: o.DPDerate, DoubleBuffer: cfg.DoubleBuffer && g.gen >= 12,
+		ExcludeBarrierWait: o.ExcludeBarrierWait})
 	if cfg.Instrument {
 		e.reg(0, 1, 0, false, regUserData2, rocMagic)
 		e.reg(0, 1, 0, false, regUserData2, 0x80201)
@@ -737,13 +760,13 @@ func (g *rgen) slotEvent(a *ractor, ev *rev) {
 		if ev.line < 0 {
 			return wire.PC{}
 		}
-		return g.g.prog.lines[ev.line].pc
+		return g.prog.lines[ev.line].pc
 	}
 	switch ev.kind {
 	case seStart:
 		k := &g.kernels[g.r.intn(len(g.kernels))]
 		g.startTok(ev.t, a.sa, a.wgp, a.simd, a.wid, k)
-		a.w = &walk{k: k, cur: k.entry, anchor: true, ready: ev.t + int64(g.r.rangeIn(1, 12))}
+		a.w = &rwalk{k: k, cur: k.entry, anchor: true, ready: ev.t + int64(g.r.rangeIn(1, 12))}
 		g.stats.Waves++
 	case seReady:
 		e.masked(rtReady, ev.t, a.wid, wire.PC{})
@@ -760,7 +783,7 @@ func (g *rgen) slotEvent(a *ractor, ev *rev) {
 		e.masked(rtImmediate, ev.t, a.wid, pc())
 		g.stats.Instructions++
 	case seNewPC:
-		l := g.g.prog.lines[ev.line].pc
+		l := g.prog.lines[ev.line].pc
 		e.newPC(ev.t, a.wid, g.base(l.CodeObjectID)+l.Address)
 	case seSData:
 		g.sdataTok(ev.t, a.sa, a.wgp, a.simd, a.wid)
@@ -807,8 +830,68 @@ func (g *rgen) plan(a *ractor, now int64) {
 
 func (g *rgen) pick(s []uint16) uint16 { return s[g.r.intn(len(s))] }
 
-func (g *rgen) planInst(a *ractor, w *walk) error {
-	pr := g.g.prog
+// rwalk is a simulated wave's walk through the program.
+type rwalk struct {
+	k      *kinfo
+	cur    int32
+	steps  int
+	loops  map[int32]int32 // trips left per back-edge in progress
+	stack  []int32         // return lines of s_swappc calls
+	anchor bool            // the next token's line is a stitch anchor
+	done   bool            // s_endpgm reached
+	ready  int64           // earliest time of the next token
+	// prevEnd is the end of the last instruction token (time + cycles);
+	// excl says an excluded s_barrier_wait was passed since, exclT its
+	// synthetic IMMED's time (spec §3.6).
+	prevEnd int64
+	excl    bool
+	exclT   int64
+}
+
+// decide says whether a branch is taken: loops (backward branches) run a
+// seeded number of trips, forward branches go either way; after
+// MaxWaveInsts the wave heads for the nearest s_endpgm.
+func (g *rgen) decide(w *rwalk, l *line) bool {
+	if l.target < 0 {
+		return false
+	}
+	if l.kind == kindBranch || l.next < 0 {
+		return true
+	}
+	pr, r := g.prog, g.r
+	if w.steps > g.cfg.MaxWaveInsts {
+		dt, dn := pr.lines[l.target].dist, pr.lines[l.next].dist
+		return dt >= 0 && (dn < 0 || dt < dn)
+	}
+	if pr.lines[l.target].pc.Address > l.pc.Address {
+		return r.oneIn(2)
+	}
+	if w.loops == nil {
+		w.loops = map[int32]int32{}
+	}
+	rem, ok := w.loops[w.cur]
+	if !ok {
+		n := g.cfg.MaxTrips
+		switch {
+		case r.oneIn(20):
+			rem = int32(r.rangeIn(1, n))
+		case r.oneIn(4):
+			rem = int32(r.rangeIn(1, min(64, n)))
+		default:
+			rem = int32(r.rangeIn(1, min(8, n)))
+		}
+		rem--
+	}
+	if rem > 0 {
+		w.loops[w.cur] = rem - 1
+		return true
+	}
+	delete(w.loops, w.cur)
+	return false
+}
+
+func (g *rgen) planInst(a *ractor, w *rwalk) error {
+	pr := g.prog
 	r := g.r
 	for hops := 0; ; hops++ {
 		if w.cur < 0 {
@@ -832,6 +915,17 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 	}
 	l := &pr.lines[w.cur]
 	rl := g.rl[w.cur]
+	if rl.wait && g.o.ExcludeBarrierWait {
+		// No token (spec §3.5 step 9): the stitcher records a gap
+		// here and §3.6 inserts an IMMED from the previous
+		// instruction's end to the next one's start.
+		if w.anchor || w.excl {
+			return fmt.Errorf("%#x: excluded s_barrier_wait at a stitch anchor or right after another", l.pc.Address)
+		}
+		w.excl, w.exclT = true, w.prevEnd
+		w.cur = l.next
+		return g.planInst(a, w)
+	}
 	w.steps++
 	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
 		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
@@ -839,7 +933,19 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 	li := w.cur
 	next := l.next
 	t := w.ready
-	if rl.kind != rkEndpgm && r.oneIn(5) {
+	exact := false // the token after an excluded wait starts at its IMMED's time
+	switch {
+	case w.excl:
+		// No WAVE_READY: the instruction's time (not backdated by a
+		// stall) ends the synthetic IMMED, and the timeline segment it
+		// splits runs on past it.
+		exact = rl.cls == clsVMEM && w.ready <= w.exclT && r.oneIn(2)
+		if exact {
+			t = w.exclT
+		} else {
+			t = max(t, w.exclT+1+int64(r.intn(8)))
+		}
+	case rl.kind != rkEndpgm && r.oneIn(5):
 		tr := g.wrT(t)
 		a.q = append(a.q, rev{t: tr, kind: seReady, line: -1})
 		t = tr + 1 + int64(r.intn(16))
@@ -856,15 +962,21 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 		return int64(1 + (v>>8)%uint64(cycles+3))
 	}
 	late := func() {
-		if g.o.Reorder && !w.anchor && r.oneIn(5) {
+		if g.o.Reorder && !w.anchor && !w.excl && !rl.beforeWait && r.oneIn(5) {
 			a.q = append(a.q, rev{t: t, kind: seReady, line: -1})
 		}
 	}
 	inst := func(code uint16) {
 		a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li})
 		late()
-		w.ready = t + gap(g.table[code&0xFF].cycles)
+		c := g.table[code&0xFF].cycles
+		w.ready = t + gap(c)
+		w.prevEnd = t + int64(c)
 	}
+	// Next to an excluded wait the tokens must not be IMMED (the
+	// stitcher's look-ahead for an IMMED is not modelled): a MESSAGE
+	// code matches an IMMED line as well (spec §3.4).
+	noImmed := g.o.ExcludeBarrierWait && (w.excl || rl.beforeWait)
 	switch rl.kind {
 	case rkPlain:
 		var codes []uint16
@@ -877,6 +989,10 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 			codes = g.codes.vmem
 			if r.oneIn(3) {
 				codes = g.codes.flat
+			}
+			if exact {
+				// more than one cycle: §3.6 delays it by one
+				codes = []uint16{48, 50, 51, 56, 60}
 			}
 		case clsFLAT:
 			codes = g.codes.flat
@@ -895,12 +1011,19 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 			a.q = append(a.q, rev{t: t, kind: seValu, line: li})
 			late()
 			w.ready = t + gap(1)
+			w.prevEnd = t + 1
 		} else {
 			inst(g.pick(g.codes.valu))
 		}
 	case rkImmed, rkBarrier, rkBarrierSignal:
 		v := r.intn(10)
 		switch {
+		case noImmed:
+			code := uint16(9)
+			if rl.kind == rkBarrierSignal || r.oneIn(2) {
+				code = 122
+			}
+			a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li})
 		case rl.kind == rkBarrier && v < 6, rl.kind == rkImmed && v == 9:
 			a.q = append(a.q, rev{t: t, kind: seInst, code: 19, line: li})
 		case rl.kind == rkBarrierSignal && v < 5:
@@ -916,6 +1039,7 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 		default:
 			a.q = append(a.q, rev{t: t, kind: seImmediate, line: li})
 		}
+		w.prevEnd = t + 1
 		w.ready = t + 1
 		if u := r.next(); u%3 == 0 {
 			w.ready += int64(u>>8) % 300
@@ -926,13 +1050,18 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 		// At least one cycle after the wave's last token: a barrier
 		// extension fired by that token moves the timeline to its time + 1
 		// (spec §2.3.6 bx), past an end at the same time.
-		a.q = append(a.q, rev{t: g.evT(max(t+1+int64(r.intn(10)), g.holdEnds)), kind: seEnd, line: li})
+		te := max(t+1+int64(r.intn(10)), g.holdEnds)
+		if w.excl {
+			te = max(te, w.exclT+3) // the end's MESSAGE lasts more than a cycle
+			w.excl = false
+		}
+		a.q = append(a.q, rev{t: g.evT(te), kind: seEnd, line: li})
 		w.done = true
 		a.w = w
 		return nil
 	case rkBranch, rkBranchCond:
 		code := uint16(4)
-		if g.g.decide(w, l) {
+		if g.decide(w, l) {
 			code, next = 3, l.target
 		}
 		inst(code)
@@ -962,9 +1091,18 @@ func (g *rgen) planInst(a *ractor, w *walk) error {
 		tn := g.evT(t + int64(r.intn(6)))
 		a.q = append(a.q, rev{t: tn, kind: seNewPC, line: dest})
 		w.ready = tn + gap(1)
+		w.prevEnd = t + 1
 		w.cur = dest
 		w.anchor = true
+		w.excl = false
 		return nil
+	}
+	if w.excl {
+		w.excl = false
+		w.ready = max(w.ready, t+1)
+		if exact {
+			w.ready = max(w.ready, t+2)
+		}
 	}
 	w.anchor = false
 	w.cur = next

@@ -3,6 +3,7 @@ package sqttgen
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -47,6 +48,8 @@ func rdSeedConfig(ix *wire.Index, gfxip int, seed uint64) (Config, RDNA) {
 		OtherSIMD:  r.oneIn(2),
 		Noise:      r.oneIn(2),
 		Reorder:    r.oneIn(2),
+
+		ExcludeBarrierWait: r.oneIn(2),
 	}
 	if gfxip == 10 {
 		o.Version = uint8(1 + r.intn(2))
@@ -158,5 +161,55 @@ func TestGenerateRDNAReorder(t *testing.T) {
 		if moved := g.m.moved; (moved > 0) != reorder {
 			t.Errorf("Reorder %v: the reader queue moved %d tokens", reorder, moved)
 		}
+	}
+}
+
+// TestGenerateRDNAExcludedWaits checks that with the gfx12 header's
+// exclude_barrier_wait bit the s_barrier_wait lines (no token) come back as
+// the synthetic IMMED instructions of spec §3.6: stall 0, from the end of
+// the instruction before to the start of the one after, and a WAIT
+// timeline segment of that length.
+func TestGenerateRDNAExcludedWaits(t *testing.T) {
+	ix := loadIndex(t, "gfx1201.index")
+	waitPC := map[wire.PC]bool{}
+	for _, r := range ix.Rows {
+		if strings.HasPrefix(r.Text, "s_barrier_wait") {
+			waitPC[r.PC()] = true
+		}
+	}
+	inserted := 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		_, want, err := GenerateRDNA(Config{Index: ix, Seed: seed, Instrument: true, WavesPerSIMD: 8},
+			RDNA{GFXIP: 12, ExcludeBarrierWait: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRDNAWant(t, want, ix, 12)
+		for _, b := range want {
+			for _, w := range b.Waves {
+				for i, in := range w.Instructions {
+					if !waitPC[in.PC] {
+						continue
+					}
+					inserted++
+					if in.Category != wire.CatImmed || in.Stall != 0 || i == 0 || i+1 >= len(w.Instructions) ||
+						iend(&w.Instructions[i-1]) != in.Time || w.Instructions[i+1].Time != iend(&in) {
+						t.Fatalf("seed %d: barrier wait %+v between %+v and %+v", seed, in, w.Instructions[i-1], w.Instructions[min(i+1, len(w.Instructions)-1)])
+					}
+					waits := 0
+					for _, s := range w.Timeline {
+						if s.Type == wire.StateWait && s.Duration == in.Duration {
+							waits++
+						}
+					}
+					if waits == 0 {
+						t.Fatalf("seed %d: no WAIT segment of %d cycles for %+v in %v", seed, in.Duration, in, w.Timeline)
+					}
+				}
+			}
+		}
+	}
+	if inserted == 0 {
+		t.Fatal("no excluded barrier wait came back as an IMMED")
 	}
 }

@@ -57,6 +57,8 @@ type rmodel struct {
 	// 4): no barrier extension, and the waves still held at the end of
 	// the buffer come before the occupancy batch.
 	compat016 bool
+	exclBW    bool   // gfx12 header exclude_barrier_wait
+	gaps      []rgap // excluded barrier waits of the wave being stitched
 
 	isa       func(wire.PC) (string, uint64, bool)
 	lines     map[wire.PC]*rline
@@ -159,6 +161,7 @@ func (m *rmodel) process(tk *rtok) {
 
 func (m *rmodel) header(h RDNAHeader) {
 	m.hdr, m.ver = h, int(h.Version)
+	m.exclBW = m.ver == 4 && h.ExcludeBarrierWait
 	m.target = h.DSA<<7 + h.DWGP&7
 	m.targetSIMD = h.DSIMD & 3
 	dp, de := rdRates(h)
@@ -661,6 +664,10 @@ func (m *rmodel) emitWave(w *rwave, final bool) {
 			m.stitchSent = true
 			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoStitchIncomplete}})
 		}
+	}
+	if len(m.gaps) > 0 {
+		w.insertGaps(m.gaps)
+		ins = w.rec.Instructions
 	}
 	if m.checkWalk {
 		for i := range ins {

@@ -8,11 +8,23 @@ import (
 
 // rline is a cached ISA line of the RDNA model's stitcher (spec §3.1).
 type rline struct {
-	text   string
-	cls    lineClass
-	pc     wire.PC
-	next   wire.PC
-	target wire.PC
+	text    string
+	cls     lineClass
+	pc      wire.PC
+	next    wire.PC
+	target  wire.PC
+	matched bool // matched once (spec §3.5 step 11)
+}
+
+// clsBarrierWaitExcl marks a cached s_barrier_wait line the stitcher found
+// without a token (spec §3.2, §3.5 step 9).
+const clsBarrierWaitExcl lineClass = 17
+
+// rgap is a barrier wait the stitcher found without a token: the
+// instruction index it precedes and its PC (spec §3.5 step 9).
+type rgap struct {
+	idx int
+	pc  wire.PC
 }
 
 func (m *rmodel) line(pc wire.PC) *rline {
@@ -42,10 +54,12 @@ func (m *rmodel) line(pc wire.PC) *rline {
 func skippable(c lineClass) bool { return c != clsSALU && c <= clsImmed }
 
 // rstitch assigns PCs to an RDNA wave's instructions as spec §3.5 says
-// (the non-gfx9 branches; gfx12 V_MOV_B64) and returns the number of
-// instructions consumed. The gfx12 excluded barrier waits (step 9) are not
-// modelled: the generator never sets the header bit.
+// (the non-gfx9 branches; gfx12 V_MOV_B64 and excluded barrier waits) and
+// returns the number of instructions consumed; the excluded waits are in
+// m.gaps. Step 9's look-ahead for an IMMED instruction is not modelled:
+// the generator never writes an IMMED next to an excluded wait.
 func (m *rmodel) rstitch(w *rwave) int {
+	m.gaps = m.gaps[:0]
 	ins := w.rec.Instructions
 	infos := w.pcInfos
 	i, k, fails, skipped := 0, 0, 0, 0
@@ -103,6 +117,16 @@ func (m *rmodel) rstitch(w *rwave) int {
 		if line.cls == clsDontKnow || line.cls == clsSkip {
 			continue
 		}
+		if m.exclBW && (line.cls == clsBarrierWaitExcl ||
+			line.cls == clsImmed && strings.HasPrefix(line.text, "s_barrier_wait") && !line.matched) {
+			if I.Category == wire.CatImmed {
+				m.failf("sqttgen: internal error: IMMED instruction %d next to an excluded barrier wait at %#x", i, line.pc.Address)
+				return i
+			}
+			m.gaps = append(m.gaps, rgap{i, line.pc})
+			line.cls = clsBarrierWaitExcl
+			continue
+		}
 		matched := false
 		switch {
 		case trivial(I.Category, line.cls):
@@ -128,6 +152,7 @@ func (m *rmodel) rstitch(w *rwave) int {
 		}
 		if matched {
 			I.PC = line.pc
+			line.matched = true
 			i++
 			fails = 0
 		} else {
@@ -135,4 +160,64 @@ func (m *rmodel) rstitch(w *rwave) int {
 		}
 	}
 	return i
+}
+
+// insertGaps adds the IMMED instructions of the excluded barrier waits
+// (spec §3.6): each from the end of the instruction before it to the
+// start of the one after it (delayed by a cycle when it starts right
+// there and lasts longer), and a WAIT segment of that length split into
+// the timeline segment covering its time when that one is long enough.
+func (w *rwave) insertGaps(gaps []rgap) {
+	ins, noted := w.rec.Instructions, w.noted
+	var out []wire.Instruction
+	var outN []wire.PC
+	type split struct{ t, d int64 }
+	var splits []split
+	prev, copied := 0, 0
+	for _, g := range gaps {
+		if g.idx <= prev || g.idx > len(ins) {
+			continue
+		}
+		out = append(out, ins[copied:g.idx]...)
+		outN = append(outN, noted[copied:g.idx]...)
+		copied = g.idx
+		T := iend(&ins[g.idx-1])
+		in := wire.Instruction{Category: wire.CatImmed, Time: T, PC: g.pc}
+		if g.idx < len(ins) {
+			nx := &ins[g.idx]
+			if nx.Time == T && nx.Duration > 1 {
+				nx.Time++
+				nx.Duration--
+			}
+			in.Duration = int32(nx.Time - T)
+		}
+		out = append(out, in)
+		outN = append(outN, g.pc)
+		splits = append(splits, split{T, int64(in.Duration)})
+		prev = g.idx
+	}
+	if len(splits) == 0 {
+		return
+	}
+	w.rec.Instructions = append(out, ins[copied:]...)
+	w.noted = append(outN, noted[copied:]...)
+	var tl []wire.WaveState
+	start, si := w.rec.BeginTime, 0
+	for _, seg := range w.rec.Timeline {
+		end := start + int64(seg.Duration)
+		cur := start
+		for si < len(splits) && splits[si].t < end {
+			sp := splits[si]
+			si++
+			if sp.t < cur || end-sp.t < sp.d {
+				continue
+			}
+			tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(sp.t - cur)},
+				wire.WaveState{Type: wire.StateWait, Duration: int32(sp.d)})
+			cur = sp.t + sp.d
+		}
+		tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(end - cur)})
+		start = end
+	}
+	w.rec.Timeline = tl
 }
