@@ -474,8 +474,12 @@ func (g *gfx9) flushOcc() error {
 		batch = append(batch, g.occ...)
 		g.occBatch = batch
 	}
+	// Delayed attribution of the start PCs (2.2.6, end of buffer); an END
+	// took its PC, re-translated, at its WAVE_END.
 	for i := range batch {
-		batch[i].PC = g.regs.code.late(batch[i].PC)
+		if batch[i].Start {
+			batch[i].PC = g.regs.code.late(batch[i].PC)
+		}
 	}
 	err := g.em.occupancy(batch)
 	g.occ, g.occFront = g.occ[:0], g.occFront[:0]
