@@ -181,3 +181,40 @@ func normalizePaths(paths []string) error {
 	_, err := Normalize(in)
 	return err
 }
+
+// TestMixedTargets indexes objects of two targets in one run: one tool
+// serves both, line numbers run on across objects, ids stay apart.
+func TestMixedTargets(t *testing.T) {
+	od := &Objdump{Explicit: needTool(t, "llvm-objdump-19")}
+	in, err := Normalize([]Input{
+		{ID: 3, Path: filepath.Join(kernelsDir, "gfx1201", "kernels_code_object_id_1.hsaco")},
+		{ID: 1, Path: filepath.Join(kernelsDir, "gfx90a", "kernels_code_object_id_1.hsaco")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Build(context.Background(), in, Options{Objdump: od})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.Objects) != 2 || ix.Objects[0].Target != "gfx1201" || ix.Objects[1].Target != "gfx90a" {
+		t.Fatalf("objects %+v", ix.Objects)
+	}
+	if strings.Contains(ix.Header.Objdump, ";") || !strings.Contains(ix.Header.Objdump, "llvm-objdump-19") {
+		t.Errorf("objdump %q", ix.Header.Objdump)
+	}
+	switched := false
+	for i, r := range ix.Rows {
+		if r.Line != int64(i+1) {
+			t.Fatalf("row %d has line %d", i, r.Line)
+		}
+		if i > 0 && ix.Rows[i-1].CodeObj == 3 && r.CodeObj == 1 {
+			switched = true
+		} else if i > 0 && r.CodeObj != ix.Rows[i-1].CodeObj {
+			t.Fatalf("rows of the objects interleave at %d", i)
+		}
+	}
+	if !switched || ix.Kernels[0].CodeObj != 3 || ix.Kernels[len(ix.Kernels)-1].CodeObj != 1 {
+		t.Errorf("object order lost")
+	}
+}
