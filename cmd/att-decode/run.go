@@ -205,15 +205,21 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 		},
 	}
 	write := func(w io.Writer) error {
-		s.out = bufio.NewWriterSize(w, 256<<10)
 		if f.Format == "msgpack" {
-			s.mp = wire.NewWriter(s.out)
+			s.mp = wire.NewWriter(w)
+		} else {
+			s.out = bufio.NewWriterSize(w, 256<<10)
 		}
 		err := dec.Decode(ctx, cr, prov, s.emit)
 		if s.writeErr != nil {
 			return s.writeErr
 		}
 		if err != nil {
+			// Keep the records decoded before the error: the stream then
+			// ends after a whole batch.
+			if s.started {
+				s.flush()
+			}
 			return s.decodeError(err)
 		}
 		if !s.started {
@@ -299,9 +305,7 @@ func (s *session) start() error {
 
 func (s *session) flush() error {
 	if s.mp != nil {
-		if err := s.mp.Flush(); err != nil {
-			return err
-		}
+		return s.mp.Flush()
 	}
 	return s.out.Flush()
 }

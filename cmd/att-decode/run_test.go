@@ -244,7 +244,18 @@ func TestErrors(t *testing.T) {
 			if tc.name != "missing" {
 				p = write(tc.file, tc.data)
 			}
-			code, _, errs := runCmd(nil, "--backend", "native", p)
+			code, out, errs := runCmd(nil, "--backend", "native", p)
+			if tc.name == "bad slot" {
+				// The records before the error are kept, ending on a batch.
+				rd := wire.NewReader(strings.NewReader(out), "out")
+				n := 0
+				for rd.Scan() {
+					n++
+				}
+				if rd.Err() != nil || n != 2 {
+					t.Errorf("output before the error: %d values, %v", n, rd.Err())
+				}
+			}
 			if code != tc.code || !strings.Contains(errs, tc.stderr) ||
 				tc.code == 3 && tc.name == "mi400" && !strings.Contains(errs, "--backend rocm") {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, errs, tc.code, tc.stderr)
