@@ -3,7 +3,10 @@ package sqtt
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"testing"
+	"testing/iotest"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -387,4 +390,26 @@ func TestBarrierMessageLast(t *testing.T) {
 			Timeline: tl(sIdle, 20, sExec, 8, sExec, 16)}),
 		occB(occStart(0, 7, 100, 0, 0, 0, 1, 0, 0), occEnd(0, 7, 140, 0, 0, 0)),
 	})
+}
+
+func TestReadAndEmitErrors(t *testing.T) {
+	data := unhex(t, vectorB1)
+	boom := errors.New("boom")
+	r := io.MultiReader(bytes.NewReader(data[:50]), iotest.ErrReader(boom))
+	err := New().Decode(context.Background(), r, nil, func(*wire.Batch) error { return nil })
+	if !errors.Is(err, boom) {
+		t.Errorf("read error: got %v", err)
+	}
+	// An emit error stops the decode and is returned as is.
+	n := 0
+	err = New().Decode(context.Background(), bytes.NewReader(data), nil, func(b *wire.Batch) error {
+		n++
+		if b.Type == wire.TypeWave {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || n != 2 {
+		t.Errorf("emit error: got %v after %d batches", err, n)
+	}
 }
