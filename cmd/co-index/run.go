@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -83,8 +87,12 @@ func inputsOf(f *flags) ([]codeobj.Input, error) {
 		return nil, cli.Errorf(cli.ExitUsage, "no code objects given (usage: co-index [flags] CODEOBJ…; see --help)")
 	}
 	var inputs []codeobj.Input
-	if len(f.Inputs) > 0 {
-		in, err := codeobj.InferIDs(f.Inputs)
+	paths, err := expandDirs(f.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) > 0 {
+		in, err := codeobj.InferIDs(paths)
 		if err != nil {
 			return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
 		}
@@ -104,4 +112,38 @@ func inputsOf(f *flags) ([]codeobj.Input, error) {
 		return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
 	}
 	return inputs, nil
+}
+
+// expandDirs replaces each directory argument by the code objects in it
+// (regular files ending in .hsaco, .co, .out or .o, any case), sorted by
+// name, as generate_code.py scans its working directory.
+func expandDirs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			out = append(out, a) // files, and errors, are reported later
+			continue
+		}
+		ents, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		var found []string
+		for _, e := range ents {
+			switch strings.ToLower(filepath.Ext(e.Name())) {
+			case ".hsaco", ".co", ".out", ".o":
+				p := filepath.Join(a, e.Name())
+				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+					found = append(found, p)
+				}
+			}
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no .hsaco/.out/.co/.o code objects in the directory", a)
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
 }

@@ -167,6 +167,28 @@ func TestFormatsAgree(t *testing.T) {
 	}
 }
 
+func TestDirectoryInput(t *testing.T) {
+	needObjdump(t)
+	code, stdout, stderr := co(t, "--format", "json", kernels+"/gfx1030")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var objs []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, `{"type":"object"`) {
+			objs = append(objs, l)
+		}
+	}
+	if len(objs) != 2 || !strings.Contains(objs[0], `"id":2,`) || !strings.Contains(objs[0], "big_code_object_id_2.hsaco") ||
+		!strings.Contains(objs[1], `"id":1,`) || !strings.Contains(objs[1], `"target":"gfx1030"`) {
+		t.Errorf("objects of the directory:\n%s", strings.Join(objs, "\n"))
+	}
+	code, _, stderr = co(t, t.TempDir())
+	if code != 1 || !strings.Contains(stderr, "no .hsaco/.out/.co/.o code objects") {
+		t.Errorf("empty directory: exit %d %q", code, stderr)
+	}
+}
+
 func TestOutputFile(t *testing.T) {
 	needObjdump(t)
 	out := filepath.Join(t.TempDir(), "k.code.json")
