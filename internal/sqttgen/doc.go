@@ -1,5 +1,6 @@
-// Package sqttgen writes synthetic gfx9 thread traces (.att files) together
-// with the records a correct decoder must produce from them.
+// Package sqttgen writes synthetic gfx9 and RDNA (gfx10, gfx11, gfx12)
+// thread traces (.att files) together with the records a correct decoder
+// must produce from them.
 //
 // It is the inverse of the decoder, written from the format specification
 // (shared/spec/sqtt-format.md sections 1, 2.1, 2.2, 3, 4 and appendices A
@@ -19,4 +20,11 @@
 // ones the simulated waves actually executed. The generator only produces
 // token patterns for which the specification's stitcher (section 3.5) must
 // find those PCs.
+//
+// GenerateRDNA and GenerateRDNATo (rdna*.go) do the same for RDNA from
+// sections 1.2, 1.3, 2.1, 2.3, 2.4, 3, 4 and appendix B.3/B.4: a
+// nibble-aligned token stream after a HEADER token, one traced SIMD with up
+// to 16 wave slots, and a separate model of the RDNA parser (§2.3.6), its
+// reorder queue, the RDNA stitcher rules and the gfx12 excluded barrier
+// waits.
 package sqttgen
