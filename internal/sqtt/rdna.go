@@ -18,12 +18,10 @@ const (
 )
 
 // rdnaTok is a delivered RDNA token: the 64-bit window at its start (for a
-// gfx12 72-bit NEW_PC, x holds the window 8 bits later), its time and the
-// byte offset of its first nibble.
+// gfx12 72-bit NEW_PC, x holds the window 8 bits later) and its time.
 type rdnaTok struct {
 	v, x uint64
 	t    int64
-	off  int64
 	typ  uint8
 }
 
@@ -212,7 +210,7 @@ func (r *rdna) read() error {
 		case rTimestamp:
 			r.timestamp(w)
 		default:
-			t := rdnaTok{v: w, t: r.clock, off: r.pos >> 3, typ: e.typ}
+			t := rdnaTok{v: w, t: r.clock, typ: e.typ}
 			if e.bits > 64 {
 				t.x = r.window(r.pos + 8)
 			}
