@@ -3,6 +3,8 @@ package sqtt
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -148,5 +150,65 @@ func TestRBEncodesVectors(t *testing.T) {
 		if !bytes.Equal(got, want[:len(got)]) || !bytes.Equal(want[len(got):], make([]byte, len(want)-len(got))) {
 			t.Errorf("%s:\n got % x\nwant % x", tc.name, got, want)
 		}
+	}
+}
+
+// TestRDNAGeneratedTraces decodes small traces of the test kernels
+// (gfx1030, gfx1100, gfx1201) written by the independent trace generator,
+// and compares every record with the generator's expectation. The files in
+// testdata/rdna were made with
+//
+//	go run ./scripts/gentrace -index K.index -arch gfxN -seed 11 -simds 2 -waves 3 \
+//	    -per-slot 2 -other-cus 1 -max-trips 8 -all -o gfxN.att -expect gfxN.rec
+//
+// (K.index: co-index of testdata/kernels/K/kernels_code_object_id_1.hsaco).
+func TestRDNAGeneratedTraces(t *testing.T) {
+	for _, tc := range []struct{ gen, kernels string }{
+		{"gfx10", "gfx1030"}, {"gfx11", "gfx1100"}, {"gfx12", "gfx1201"},
+	} {
+		dir := filepath.Join("testdata", "rdna")
+		ix, err := wire.ReadIndexFile(filepath.Join(dir, tc.kernels+".index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, tc.gen+".att"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []wire.Batch
+		err = New().Decode(context.Background(), bytes.NewReader(data), isa.NewTable(ix), func(b *wire.Batch) error {
+			c := cloneBatch(b)
+			c.OtherSIMD = append(c.OtherSIMD, b.OtherSIMD...)
+			got = append(got, c)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(filepath.Join(dir, tc.gen+".rec"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []wire.Batch
+		rd := wire.NewReader(f, tc.gen+".rec")
+		for rd.Scan() {
+			if rd.Kind() == wire.KindBatch {
+				c := cloneBatch(rd.Batch())
+				c.OtherSIMD = append(c.OtherSIMD, rd.Batch().OtherSIMD...)
+				want = append(want, c)
+			}
+		}
+		f.Close()
+		if err := rd.Err(); err != nil {
+			t.Fatal(err)
+		}
+		waves := 0
+		for _, b := range want {
+			waves += len(b.Waves)
+		}
+		if waves == 0 {
+			t.Fatalf("%s: no waves expected", tc.gen)
+		}
+		check(t, got, want)
 	}
 }
