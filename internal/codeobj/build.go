@@ -127,7 +127,7 @@ func Build(ctx context.Context, inputs []Input, opt Options) (*wire.Index, error
 			}
 			p.obj, p.err = ReadFile(p.in.Path)
 			if p.err == nil {
-				p.insts, p.tool, p.err = od.Disassemble(ctx, p.in.Path, p.obj.Target)
+				p.insts, p.tool, p.err = od.Disassemble(ctx, p.in.Path, p.obj.Target, p.obj.HasCode)
 			}
 			if p.err != nil {
 				cancel()

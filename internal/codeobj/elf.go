@@ -70,6 +70,8 @@ type Object struct {
 	Target string // "gfx942"; "" when the e_flags name no known processor
 	Flags  uint32
 	Ranges []Range // loadable segments, or allocated sections of a relocatable object
+	// HasCode tells that an executable section holds bytes.
+	HasCode bool
 
 	Labels Labels
 
@@ -117,6 +119,11 @@ func Parse(data []byte, name string) (obj *Object, err error) {
 	flags := f.ByteOrder.Uint32(data[48:52])
 	obj = &Object{Path: name, Type: f.Type, Flags: flags, Target: TargetName(flags)}
 	obj.Ranges = loadRanges(f)
+	for _, s := range f.Sections {
+		if s.Flags&elf.SHF_EXECINSTR != 0 && s.Type == elf.SHT_PROGBITS && s.Size > 0 {
+			obj.HasCode = true
+		}
+	}
 	if obj.Labels, err = readLabels(f); err != nil {
 		return nil, &FormatError{Path: name, Msg: "reading symbols", Err: err}
 	}

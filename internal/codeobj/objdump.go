@@ -161,17 +161,27 @@ var ErrNoObjdump = errors.New("could not locate llvm-objdump")
 // Disassemble runs llvm-objdump on the code object at path (absolute) of
 // the given target and parses its output. Without an explicit tool it tries
 // the candidates in order, skipping those that fail (a version that does
-// not know the target: "can't find target", a crash), and remembers the
+// not know the target: "can't find target", a crash) or, when hasCode says
+// the object has executable bytes, print no instruction; it remembers the
 // tool that worked for the target.
-func (o *Objdump) Disassemble(ctx context.Context, path, target string) ([]Inst, Tool, error) {
+func (o *Objdump) Disassemble(ctx context.Context, path, target string, hasCode bool) ([]Inst, Tool, error) {
+	disasm := func(tool string) ([]Inst, error) {
+		out, err := o.run(ctx, tool, path)
+		if err != nil {
+			return nil, err
+		}
+		insts, err := ParseObjdump(bytes.NewReader(out))
+		if err == nil && hasCode && len(insts) == 0 {
+			err = fmt.Errorf("%s printed no instructions for %s", tool, path)
+		}
+		return insts, err
+	}
 	o.mu.Lock()
 	t, known := o.byTarget[target]
 	o.mu.Unlock()
 	if known {
-		out, err := o.run(ctx, t.Path, path)
-		if err == nil {
-			insts, err := ParseObjdump(bytes.NewReader(out))
-			return insts, t, err
+		if insts, err := disasm(t.Path); err == nil {
+			return insts, t, nil
 		}
 	}
 	cands := o.Candidates()
@@ -184,7 +194,7 @@ func (o *Objdump) Disassemble(ctx context.Context, path, target string) ([]Inst,
 	}
 	var fails []string
 	for _, c := range cands {
-		out, err := o.run(ctx, c, path)
+		insts, err := disasm(c)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, Tool{}, ctx.Err()
@@ -194,10 +204,6 @@ func (o *Objdump) Disassemble(ctx context.Context, path, target string) ([]Inst,
 			}
 			fails = append(fails, err.Error())
 			continue
-		}
-		insts, err := ParseObjdump(bytes.NewReader(out))
-		if err != nil {
-			return nil, Tool{}, err
 		}
 		t := Tool{Path: c, Version: o.version(ctx, c)}
 		o.mu.Lock()

@@ -218,3 +218,26 @@ func TestMixedTargets(t *testing.T) {
 		t.Errorf("object order lost")
 	}
 }
+
+// TestObjdumpSkipsSilentTool: a tool that succeeds without printing a
+// single instruction for an object with code is skipped too.
+func TestObjdumpSkipsSilentTool(t *testing.T) {
+	v19 := needTool(t, "llvm-objdump-19")
+	if _, err := os.Stat("/opt/rocm"); err == nil {
+		t.Skip("/opt/rocm exists: its objdump would be tried first")
+	}
+	d := t.TempDir()
+	if err := os.WriteFile(filepath.Join(d, "llvm-objdump-19"), []byte("#!/bin/sh\necho 'file format elf64-amdgpu'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(v19, filepath.Join(d, "llvm-objdump"))
+	o := &Objdump{Getenv: envOf(nil), LookPath: lookIn(d)}
+	path, _ := filepath.Abs(filepath.Join(kernelsDir, "gfx90a", "kernels_code_object_id_1.hsaco"))
+	ix, err := Build(context.Background(), []Input{{1, path}}, Options{Objdump: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ix.Header.Objdump, filepath.Join(d, "llvm-objdump")+" (") || len(ix.Rows) < 100 {
+		t.Errorf("header %q, %d rows", ix.Header.Objdump, len(ix.Rows))
+	}
+}
