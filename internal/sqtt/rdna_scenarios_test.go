@@ -3,6 +3,7 @@ package sqtt
 import (
 	"bytes"
 	"context"
+	"reflect"
 	"runtime"
 	"testing"
 
@@ -539,5 +540,40 @@ func TestRDNACancel(t *testing.T) {
 	err := New().Decode(ctx, bytes.NewReader(data), nil, func(*wire.Batch) error { return nil })
 	if err != context.Canceled {
 		t.Errorf("err %v, want context.Canceled", err)
+	}
+}
+
+// NEW_PC carries 46 (gfx10/11) or 55 (gfx12, over the 64-bit boundary of
+// the 72-bit token) bits of dword address.
+func TestRDNANewPCWidth(t *testing.T) {
+	for _, tc := range []struct {
+		gen, version int
+		dest         uint64
+	}{
+		{11, 3, 1<<47 + 0x1000},
+		{12, 4, 1<<55 + 1<<50 + 0x1000},
+	} {
+		data := newRB(tc.gen).header(tc.version, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x1000).
+			at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
+			at(104).inst(0, codeJump).at(106).newPC(0, tc.dest).
+			at(110).valu(0).at(112).waveEnd(0, 0, 0, 0).pad()
+		isa := newTable(0, "0x1000 4 s_setpc_b64 s[0:1]", "0x1004 4 s_endpgm")
+		isa.m[wire.PC{Address: tc.dest}] = tableEntry{"v_add_f32_e32 v1, v0, v0", 4}
+		isa.m[wire.PC{Address: tc.dest + 4}] = tableEntry{"s_endpgm", 4}
+		got, err := decodeAll(t, data, isa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pcs []uint64
+		for _, b := range got {
+			for _, w := range b.Waves {
+				for _, in := range w.Instructions {
+					pcs = append(pcs, in.PC.Address)
+				}
+			}
+		}
+		if want := []uint64{0x1000, tc.dest, tc.dest + 4}; !reflect.DeepEqual(pcs, want) {
+			t.Errorf("gfx%d: PCs %#x, want %#x", tc.gen, pcs, want)
+		}
 	}
 }
