@@ -66,6 +66,7 @@ func TestEveryObjdumpInstructionIndexed(t *testing.T) {
 	tool := needTool(t, "llvm-objdump-19")
 	for _, path := range committedObjects(t) {
 		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
 			ix := buildOne(t, path, 5)
 			want, syms := readObjdump(t, tool, path)
 			if len(want) < 100 {

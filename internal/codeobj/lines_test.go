@@ -77,6 +77,7 @@ func TestSourceLinesMatchDwarfdump(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
 			ix := buildOne(t, path, 1)
 			dd := readDwarfdumpLines(t, tool, path)
 			checked, withSource := 0, 0
@@ -121,7 +122,10 @@ func TestInlineChainsMatchSymbolizer(t *testing.T) {
 	tool := needTool(t, "llvm-symbolizer-19")
 	for _, path := range committedObjects(t) {
 		if strings.Contains(path, "kernels_") {
-			t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) { checkSymbolizer(t, tool, path) })
+			t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+				t.Parallel()
+				checkSymbolizer(t, tool, path)
+			})
 		}
 	}
 }
