@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -104,7 +105,10 @@ func TestRDNASynthTrace(t *testing.T) {
 }
 
 // BenchmarkDecodeRDNA decodes a synthetic RDNA trace per generation and
-// reports throughput in MB/s and instructions per second, and allocations.
+// reports throughput in MB/s and instructions per second (wall and CPU),
+// allocations, and the peak heap above the input (sampled every 256
+// callbacks). For a generated trace of real kernels, use BenchmarkDecode
+// with SQTT_BENCH_TRACE and SQTT_BENCH_INDEX (scripts/gentrace -arch gfx12).
 func BenchmarkDecodeRDNA(b *testing.B) {
 	for _, gen := range []int{10, 11, 12} {
 		b.Run(fmt.Sprintf("gfx%d", gen), func(b *testing.B) {
@@ -113,12 +117,21 @@ func BenchmarkDecodeRDNA(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			insts := 0
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			base, peak := ms.HeapAlloc, uint64(0)
 			cpu0 := cpuTime()
 			for b.Loop() {
 				insts = 0
+				calls := 0
 				err := New().Decode(context.Background(), bytes.NewReader(data), prov, func(bt *wire.Batch) error {
 					for i := range bt.Waves {
 						insts += len(bt.Waves[i].Instructions)
+					}
+					if calls++; calls%256 == 0 {
+						runtime.ReadMemStats(&ms)
+						peak = max(peak, ms.HeapAlloc-min(base, ms.HeapAlloc))
 					}
 					return nil
 				})
@@ -131,6 +144,7 @@ func BenchmarkDecodeRDNA(b *testing.B) {
 			b.ReportMetric(float64(insts), "inst/op")
 			b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu, "MB/cpu-s")
 			b.ReportMetric(float64(insts)*float64(b.N)/cpu, "inst/cpu-s")
+			b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
 		})
 	}
 }
