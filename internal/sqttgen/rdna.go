@@ -50,6 +50,11 @@ type RDNA struct {
 	// bit: s_barrier_wait produces no token and the stitcher inserts an
 	// IMMED for it (spec §3.5 step 9, §3.6).
 	ExcludeBarrierWait bool
+	// ContextSwitch saves and restores some target waves (WAVE_START
+	// count 66..89, then INST 117 and NEW_PC at the resume PC; spec
+	// §2.3.6): a CONTEXT instruction, contexts 2, an occupancy end and
+	// start.
+	ContextSwitch bool
 }
 
 // GenerateRDNA returns an RDNA trace and the records a correct decoder
@@ -184,6 +189,7 @@ const (
 	seNewPC
 	seEnd
 	seSData
+	seCtx // context save or restore: WAVE_START with count data
 )
 
 type rev struct {
@@ -787,6 +793,9 @@ func (g *rgen) slotEvent(a *ractor, ev *rev) {
 		e.newPC(ev.t, a.wid, g.base(l.CodeObjectID)+l.Address)
 	case seSData:
 		g.sdataTok(ev.t, a.sa, a.wgp, a.simd, a.wid)
+	case seCtx:
+		k := a.w.k
+		e.waveStart(ev.t, false, a.sa, a.wgp, a.simd, a.wid, k.me, k.pipe, uint8(ev.data), false, 0)
 	case seEnd:
 		e.waveEnd(ev.t, a.sa, a.wgp, a.simd, a.wid, pc())
 		a.w = nil
@@ -846,6 +855,14 @@ type rwalk struct {
 	prevEnd int64
 	excl    bool
 	exclT   int64
+	// switches counts context switches: at most 4 per wave, so that
+	// contexts (u8, +2 each) stays far from 255, where wrapping or
+	// saturating is not specified.
+	switches int
+	// lateWR: the last token was a WAVE_READY after an instruction (on
+	// gfx12 the wave stays in STALL): no context switch then, as its
+	// CONTEXT instruction would precede the next instruction's stall.
+	lateWR bool
 }
 
 // decide says whether a branch is taken: loops (backward branches) run a
@@ -926,6 +943,24 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		w.cur = l.next
 		return g.planInst(a, w)
 	}
+	if g.o.ContextSwitch && !w.anchor && !w.excl && !rl.beforeWait && rl.kind != rkEndpgm &&
+		w.ready > g.holdEnds && w.switches < 4 && !w.lateWR && r.oneIn(40) {
+		w.switches++
+		// Save, restore, return from exception, NEW_PC of the line
+		// the wave resumes at (a stitch anchor).
+		t1 := g.evT(w.ready)
+		t2 := g.evT(t1 + int64(r.rangeIn(20, 400)))
+		t3 := g.evT(t2 + int64(r.rangeIn(1, 30)))
+		t4 := g.evT(t3 + int64(r.intn(6)))
+		saves, restores := []uint32{0, 1, 4, 5}, []uint32{2, 3, 6, 7, 8, 9}
+		a.q = append(a.q, rev{t: t1, kind: seCtx, data: 66 + saves[r.intn(4)], line: -1},
+			rev{t: t2, kind: seCtx, data: 66 + restores[r.intn(6)], line: -1},
+			rev{t: t3, kind: seInst, code: 117, line: -1},
+			rev{t: t4, kind: seNewPC, line: w.cur})
+		w.ready = t4 + int64(r.rangeIn(1, 20))
+		w.anchor = true
+		return nil
+	}
 	w.steps++
 	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
 		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
@@ -961,9 +996,11 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		}
 		return int64(1 + (v>>8)%uint64(cycles+3))
 	}
+	w.lateWR = false
 	late := func() {
 		if g.o.Reorder && !w.anchor && !w.excl && !rl.beforeWait && r.oneIn(5) {
 			a.q = append(a.q, rev{t: t, kind: seReady, line: -1})
+			w.lateWR = true
 		}
 	}
 	inst := func(code uint16) {

@@ -50,6 +50,7 @@ func rdSeedConfig(ix *wire.Index, gfxip int, seed uint64) (Config, RDNA) {
 		Reorder:    r.oneIn(2),
 
 		ExcludeBarrierWait: r.oneIn(2),
+		ContextSwitch:      r.oneIn(2),
 	}
 	if gfxip == 10 {
 		o.Version = uint8(1 + r.intn(2))
@@ -101,7 +102,7 @@ func checkRDNAWant(t *testing.T, want []wire.Batch, ix *wire.Index, gfxip int) (
 			last := w.BeginTime
 			for _, in := range w.Instructions {
 				insts++
-				if !known[in.PC] {
+				if !known[in.PC] && !(in.Category == wire.CatContext && in.PC == wire.PC{}) {
 					t.Fatalf("instruction PC %+v not in the index", in.PC)
 				}
 				if in.Time < last {
@@ -211,5 +212,42 @@ func TestGenerateRDNAExcludedWaits(t *testing.T) {
 	}
 	if inserted == 0 {
 		t.Fatal("no excluded barrier wait came back as an IMMED")
+	}
+}
+
+// TestGenerateRDNAContextSwitch checks that ContextSwitch saves and
+// restores target waves: a CONTEXT instruction spanning save to return,
+// contexts counting both steps, and an occupancy end and start at the
+// save and the restore.
+func TestGenerateRDNAContextSwitch(t *testing.T) {
+	ix := loadIndex(t, "gfx1030.index")
+	switched := 0
+	for seed := uint64(1); seed <= 6; seed++ {
+		_, want, err := GenerateRDNA(Config{Index: ix, Seed: seed, Instrument: true, WavesPerSIMD: 8, MaxTrips: 200},
+			RDNA{GFXIP: 10, ContextSwitch: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRDNAWant(t, want, ix, 10)
+		for _, b := range want {
+			for _, w := range b.Waves {
+				n := 0
+				for _, in := range w.Instructions {
+					if in.Category == wire.CatContext {
+						n++
+						if in.Duration < 21 {
+							t.Fatalf("CONTEXT %+v shorter than save to restore", in)
+						}
+					}
+				}
+				if int(w.Contexts) != 2*n {
+					t.Fatalf("wave with %d CONTEXT instructions has contexts %d", n, w.Contexts)
+				}
+				switched += n
+			}
+		}
+	}
+	if switched == 0 {
+		t.Fatal("no context switch")
 	}
 }

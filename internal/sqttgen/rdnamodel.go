@@ -20,6 +20,7 @@ type rwave struct {
 	pcInfos  []pcInfo
 	bx       bool // barrier extension armed
 	complete bool
+	trap     trapState // trapRestored or trapStandby
 	noted    []wire.PC // PCs the simulation executed, per instruction
 }
 
@@ -34,6 +35,7 @@ type rmodel struct {
 	slots              [32][]*rwave
 
 	running  map[uint32]wire.PC
+	saved    map[uint32]wire.PC // PCs of context-saved locations
 	occ      []wire.Occupancy
 	sdata    []wire.ShaderData
 	rt       []wire.Realtime
@@ -67,7 +69,7 @@ type rmodel struct {
 }
 
 func newRModel(gen int, out func(*wire.Batch)) *rmodel {
-	return &rmodel{gen: gen, out: out, running: map[uint32]wire.PC{}, udWait: -1}
+	return &rmodel{gen: gen, out: out, running: map[uint32]wire.PC{}, saved: map[uint32]wire.PC{}, udWait: -1}
 }
 
 func (m *rmodel) emit(b *wire.Batch) { m.out(b) }
@@ -254,6 +256,14 @@ func (m *rmodel) misc(tk *rtok) {
 			ev(wire.EventSPMSample)
 		}
 	}
+	if f&rmSaveContext != 0 {
+		ev(wire.EventSaveContext)
+		for s := range m.slots {
+			if w := m.top(uint8(s)); w != nil && w.trap == trapRestored {
+				w.trap = trapStandby
+			}
+		}
+	}
 	if f&rmTTStallBeg != 0 {
 		ev(wire.EventTTStallBegin)
 	}
@@ -277,16 +287,16 @@ func (m *rmodel) waveStart(tk *rtok) {
 	pc := m.translate(m.startPC(tk.me, tk.pipe))
 	cu := tk.sa<<7 + tk.wgp
 	target := cu == m.target && tk.simd == m.targetSIMD
-	if tk.count >= 66 && tk.count <= 89 {
-		m.failf("sqttgen: internal error: context save/restore count %d", tk.count)
-		return
-	}
 	isExt := tk.isExt && !tk.extLDS
 	var wgid uint8
 	if isExt {
 		wgid = tk.wgid
 	}
 	k := occKey(cu, tk.simd, tk.wid)
+	if tk.count >= 66 && tk.count <= 89 {
+		m.contextSwitch(tk, target, cu, k, isExt, wgid)
+		return
+	}
 	if _, ok := m.running[k]; ok && tk.lost {
 		m.occ = append(m.occ, wire.Occupancy{Time: uint64(tk.t - 1), CU: cu, SIMD: tk.simd, WaveID: tk.wid})
 	}
@@ -311,6 +321,49 @@ func (m *rmodel) waveStart(tk *rtok) {
 	w.rec = wire.Wave{CU: cu, SIMD: tk.simd, WaveID: tk.wid, Dispatcher: tk.pipe&0xF | (tk.me&7)<<4,
 		WorkgroupID: wgid, Size: 64, BeginTime: tk.t}
 	m.slots[tk.wid] = append(s, w)
+}
+
+// contextSwitch is WAVE_START step 2 (count 66..89): a context save or
+// restore of the location.
+func (m *rmodel) contextSwitch(tk *rtok, target bool, cu uint8, k uint32, isExt bool, wgid uint8) {
+	x := tk.count - 66
+	save := x == 0 || x == 1 || x == 4 || x == 5
+	restore := x == 2 || x == 3 || x >= 6 && x <= 9
+	if target {
+		w := m.top(tk.wid)
+		switch {
+		case save && w != nil:
+			w.trap = trapStandby
+			w.rec.Contexts++
+			w.add(wire.Instruction{Time: tk.t, Category: wire.CatContext, Duration: 1}, wire.PC{})
+		case restore:
+			if w == nil || w.complete {
+				m.failf("sqttgen: internal error: context restore of wave slot %d without a wave", tk.wid)
+				return
+			}
+			if l := w.lastIns(); l != nil && l.Category == wire.CatContext {
+				l.Duration = int32(max(int64(l.Duration), tk.t+1-l.Time))
+			}
+			w.trap = trapStandby
+			w.rec.Contexts++
+		}
+	}
+	o := wire.Occupancy{Time: uint64(tk.t), CU: cu, SIMD: tk.simd, WaveID: tk.wid, MEID: tk.me, PipeID: tk.pipe,
+		IsExt: isExt, WorkgroupID: wgid}
+	switch {
+	case save:
+		if pc, ok := m.running[k]; ok {
+			o.PC = pc
+			m.occ = append(m.occ, o)
+			m.saved[k] = pc
+		}
+	case restore:
+		o.PC = m.saved[k]
+		delete(m.saved, k)
+		m.running[k] = o.PC
+		o.Start = true
+		m.occ = append(m.occ, o)
+	}
 }
 
 func (m *rmodel) waveEnd(tk *rtok) {
@@ -372,6 +425,9 @@ func (m *rmodel) bxCheck(w *rwave, t int64) {
 
 func (m *rmodel) valu(w *rwave, t int64, pc wire.PC) {
 	m.bxCheck(w, t)
+	if w.trap != trapRestored {
+		return
+	}
 	time, dur, stall := t, int64(1), int64(0)
 	if w.cur == wire.StateStall && w.last < t {
 		stall = t - w.last
@@ -384,6 +440,9 @@ func (m *rmodel) valu(w *rwave, t int64, pc wire.PC) {
 
 func (m *rmodel) immediate(w *rwave, t int64, pc wire.PC) {
 	m.bxCheck(w, t)
+	if w.trap != trapRestored {
+		return
+	}
 	time := t
 	if l := w.lastIns(); l != nil {
 		time = min(t, iend(l))
@@ -414,11 +473,20 @@ func (m *rmodel) inst(tk *rtok) {
 	}
 	t := tk.t
 	m.bxCheck(w, t)
-	if tk.code == 117 || tk.code == 6 {
-		m.failf("sqttgen: internal error: trap code %d", tk.code)
+	switch tk.code {
+	case 117: // return from exception
+		w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.rec.Instructions)})
+		w.trap = trapRestored
+		if l := w.lastIns(); l != nil && l.Category == wire.CatContext {
+			l.Duration = int32(max(int64(l.Duration), t+1-l.Time))
+		}
+		return
+	case 6: // trap
+		w.add(wire.Instruction{Time: t, Category: wire.CatContext, Duration: 1}, wire.PC{})
+		w.trap = trapStandby
 		return
 	}
-	if !c.ok || c.cat == wire.CatNone {
+	if w.trap != trapRestored || !c.ok || c.cat == wire.CatNone {
 		return
 	}
 	if c.cat == wire.CatImmed {
@@ -443,7 +511,7 @@ func (m *rmodel) inst(tk *rtok) {
 
 func (m *rmodel) newPC(w *rwave, t int64, addr uint64) {
 	m.bxCheck(w, t)
-	if len(w.pcInfos) == 0 {
+	if len(w.pcInfos) == 0 || w.trap != trapRestored {
 		return
 	}
 	pc := m.translate(addr)
@@ -466,7 +534,7 @@ func (m *rmodel) completeWave(w *rwave, t int64, endPC wire.PC) {
 	w.setState(wire.StateEmpty, t)
 	w.rec.EndTime = t
 	w.complete = true
-	if l := w.lastIns(); l != nil {
+	if l := w.lastIns(); l != nil && w.trap == trapRestored {
 		if e := iend(l); e < t {
 			w.add(wire.Instruction{Time: e, Category: wire.CatMessage, Duration: int32(t - e)}, endPC)
 		}
