@@ -27,9 +27,9 @@ import (
 type flags struct {
 	cli.VersionFlag
 	Index      string   `placeholder:"FILE" help:"Instruction index: an index stream from co-index, or a code.json."`
-	Backend    string   `enum:"auto,native,rocm" default:"auto" help:"Decoder: native (Go, gfx9), rocm (AMD's library) or auto (rocm when the library is found, else native)."`
+	Backend    string   `enum:"auto,native,rocm" default:"auto" help:"Decoder: native (Go; gfx9, gfx10-gfx12), rocm (AMD's library) or auto (rocm when the library is found, else native)."`
 	Lib        string   `placeholder:"PATH" help:"The rocprof-trace-decoder library for --backend rocm|auto (default: $ROCPROF_TRACE_DECODER_LIB, then the standard lookup)."`
-	CodeObject []string `name:"code-object" placeholder:"ID=PATH@ADDR" help:"Give the library's built-in disassembler a code object loaded at ADDR (repeatable; rocm only)."`
+	CodeObject []string `name:"code-object" sep:"none" placeholder:"ID=PATH@ADDR" help:"Give the library's built-in disassembler a code object loaded at ADDR (repeatable; rocm only)."`
 	SE         int      `name:"se" default:"-1" placeholder:"N" help:"Shader engine recorded in the header (default: from the file name, else 0)."`
 	Run        int      `name:"run" default:"-1" placeholder:"N" help:"Run recorded in the header (default: from the file name, else 1)."`
 	Format     string   `enum:"msgpack,json" default:"msgpack" help:"Output: msgpack (record stream) or json (one object per record per line)."`

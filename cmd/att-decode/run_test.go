@@ -336,6 +336,11 @@ func TestBackendFlags(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--code-object") {
 		t.Errorf("native --code-object: exit %d, %q", code, errs)
 	}
+	// A comma is part of the path, not a list separator.
+	code, _, errs = runCmd(nil, "--backend", "native", "--code-object", "1=a,b.co@0x1000", trace)
+	if code != 2 || !strings.Contains(errs, "needs the ROCm library") {
+		t.Errorf("--code-object with a comma: exit %d, %q", code, errs)
+	}
 	code, _, errs = runCmd(nil, "--backend", "native", "--code-object", "nonsense", trace)
 	if code != 2 {
 		t.Errorf("bad --code-object: exit %d, %q", code, errs)
