@@ -221,6 +221,8 @@ type ractor struct {
 	sa, wgp, simd, wid uint8
 	waves              int
 	lost               bool // the wave end was hidden by a packet loss
+	saved              bool // the occupancy-only wave is context-saved
+	k                  *kinfo
 	w                  *rwalk
 	q                  []rev
 	qh                 int
@@ -613,6 +615,20 @@ func (g *rgen) step(a *ractor) {
 	case raSlot:
 		g.stepSlot(a)
 	case raOcc:
+		if a.running && a.saved {
+			k := a.k
+			e.waveStart(a.t, false, a.sa, a.wgp, a.simd, a.wid, k.me, k.pipe, uint8(66+rdRestores[r.intn(6)]), false, 0)
+			a.saved = false
+			a.t = g.evT(a.t + int64(r.rangeIn(20, 800)))
+			return
+		}
+		if a.running && g.o.ContextSwitch && a.t > g.holdEnds && r.oneIn(3) {
+			k := a.k
+			e.waveStart(a.t, false, a.sa, a.wgp, a.simd, a.wid, k.me, k.pipe, uint8(66+rdSaves[r.intn(4)]), false, 0)
+			a.saved = true
+			a.t = g.evT(a.t + int64(r.rangeIn(20, 400)))
+			return
+		}
 		if a.running {
 			if g.cfg.PacketLoss && g.gen >= 11 && !g.o.Reorder && !g.closing && a.t > g.holdEnds && r.oneIn(3) {
 				// The end is lost: a packet-loss flag precedes the
@@ -638,6 +654,7 @@ func (g *rgen) step(a *ractor) {
 		if a.lost {
 			e.lossNext, a.lost = true, false
 		}
+		a.k = k
 		g.startTok(a.t, a.sa, a.wgp, a.simd, a.wid, k)
 		a.running = true
 		a.t = g.evT(max(a.t+int64(r.rangeIn(20, 1500)), g.holdEnds))
@@ -839,6 +856,10 @@ func (g *rgen) plan(a *ractor, now int64) {
 
 func (g *rgen) pick(s []uint16) uint16 { return s[g.r.intn(len(s))] }
 
+// WAVE_START count - 66 values of a context save and of a restore (spec
+// §2.3.6).
+var rdSaves, rdRestores = []uint32{0, 1, 4, 5}, []uint32{2, 3, 6, 7, 8, 9}
+
 // rwalk is a simulated wave's walk through the program.
 type rwalk struct {
 	k      *kinfo
@@ -952,10 +973,14 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		t2 := g.evT(t1 + int64(r.rangeIn(20, 400)))
 		t3 := g.evT(t2 + int64(r.rangeIn(1, 30)))
 		t4 := g.evT(t3 + int64(r.intn(6)))
-		saves, restores := []uint32{0, 1, 4, 5}, []uint32{2, 3, 6, 7, 8, 9}
-		a.q = append(a.q, rev{t: t1, kind: seCtx, data: 66 + saves[r.intn(4)], line: -1},
-			rev{t: t2, kind: seCtx, data: 66 + restores[r.intn(6)], line: -1},
-			rev{t: t3, kind: seInst, code: 117, line: -1},
+		if r.oneIn(3) {
+			// A trap (INST 6) instead: CONTEXT until the return.
+			a.q = append(a.q, rev{t: t1, kind: seInst, code: 6, line: -1})
+		} else {
+			a.q = append(a.q, rev{t: t1, kind: seCtx, data: 66 + rdSaves[r.intn(4)], line: -1},
+				rev{t: t2, kind: seCtx, data: 66 + rdRestores[r.intn(6)], line: -1})
+		}
+		a.q = append(a.q, rev{t: t3, kind: seInst, code: 117, line: -1},
 			rev{t: t4, kind: seNewPC, line: w.cur})
 		w.ready = t4 + int64(r.rangeIn(1, 20))
 		w.anchor = true
