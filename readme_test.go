@@ -83,9 +83,7 @@ func readmeBlocks(t *testing.T, from, to string) []string {
 	}
 	var cmds []string
 	for _, m := range regexp.MustCompile("(?s)```\n(.*?)```").FindAllStringSubmatch(s, -1) {
-		for _, line := range strings.Split(strings.TrimSpace(m[1]), "\n") {
-			cmds = append(cmds, line)
-		}
+		cmds = append(cmds, strings.Split(strings.TrimSpace(m[1]), "\n")...)
 	}
 	return cmds
 }

@@ -22,12 +22,12 @@ func env() (*Env, *bytes.Buffer, *bytes.Buffer) {
 }
 
 func TestParse(t *testing.T) {
-	e, out, errb := env()
+	e, _, _ := env()
 	var f testFlags
 	if code, done := e.Parse(&f, "desc", []string{"--count", "3", "a", "b"}); done || code != 0 || f.Count != 3 || len(f.Files) != 2 {
 		t.Errorf("parse: %d %v %+v", code, done, f)
 	}
-	e, out, errb = env()
+	e, out, _ := env()
 	if code, done := e.Parse(&testFlags{}, "desc", []string{"--help"}); !done || code != 0 || !strings.Contains(out.String(), "Usage: att-x") {
 		t.Errorf("help: %d %v %q", code, done, out)
 	}
@@ -35,7 +35,7 @@ func TestParse(t *testing.T) {
 	if code, done := e.Parse(&testFlags{}, "desc", []string{"--version"}); !done || code != 0 || !strings.HasPrefix(out.String(), "att-x ") {
 		t.Errorf("version: %d %v %q", code, done, out)
 	}
-	e, _, errb = env()
+	e, _, errb := env()
 	if code, done := e.Parse(&testFlags{}, "desc", []string{"--count", "x"}); !done || code != ExitUsage ||
 		!strings.HasPrefix(errb.String(), "att-x: ") || !strings.Contains(errb.String(), "--help") {
 		t.Errorf("usage error: %d %v %q", code, done, errb)

@@ -253,10 +253,7 @@ func pyIntParts(s string) (neg bool, u uint64, err error) {
 			base = 2
 		}
 		if base != 10 {
-			s = s[2:]
-			if strings.HasPrefix(s, "_") {
-				s = s[1:]
-			}
+			s = strings.TrimPrefix(s[2:], "_")
 		}
 	}
 	if s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {

@@ -37,6 +37,7 @@ func ParseFormats(items []string) (Formats, error) {
 		}
 	}
 	if !any {
+		//lint:ignore ST1005 upstream's exact message (python-layer §6.2)
 		return f, errors.New("No output formats requested.")
 	}
 	if len(unknown) > 0 {
@@ -45,6 +46,7 @@ func ParseFormats(items []string) (Formats, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+		//lint:ignore ST1005 upstream's exact message (python-layer §6.2)
 		return f, fmt.Errorf("Unsupported output format(s): %s. Expected one or more of: csv, json",
 			strings.Join(names, ", "))
 	}
