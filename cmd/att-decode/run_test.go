@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/attkit/attkit/internal/sqttgen"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -366,6 +368,68 @@ func TestParseCodeObject(t *testing.T) {
 	for _, s := range []string{"3", "x=a@1", "3=a", "3=@1", "3=a@zz"} {
 		if _, err := parseCodeObject(s); err == nil {
 			t.Errorf("%q accepted", s)
+		}
+	}
+}
+
+// TestGeneratedTraces decodes traces of the independent generator
+// (internal/sqttgen) through the whole command, msgpack output included,
+// and compares the records with the generator's expectations.
+func TestGeneratedTraces(t *testing.T) {
+	index := filepath.Join("..", "..", "internal", "sqttgen", "testdata", "gfx942.index")
+	ix, err := wire.ReadIndexFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for seed := uint64(1); seed <= 6; seed++ {
+		cfg := sqttgen.Config{Index: ix, Seed: seed, Instrument: true, Dispatch: true, Perf: true,
+			PerfInterval: 256, ShaderData: true, Events: true, BarrierMessages: true,
+			Pipeline: seed%2 == 0, ContextSwitch: seed%3 == 0, Replays: seed%2 == 1,
+			LateLoad: seed == 5, Truncate: seed == 6}
+		data, want, err := sqttgen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace := filepath.Join(dir, "x_shader_engine_1_"+strconv.Itoa(int(seed))+".att")
+		out := trace + ".rec"
+		if err := os.WriteFile(trace, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCmd(nil, "--backend", "native", "--index", index, "-q", "-o", out, trace)
+		if code != 0 {
+			t.Fatalf("seed %d: exit %d: %s", seed, code, errs)
+		}
+		f, err := os.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := wire.NewReader(f, out)
+		var got []wire.Batch
+		for rd.Scan() {
+			if rd.Kind() == wire.KindHeader {
+				if h := rd.Header(); h.Trace.SE != 1 || h.Trace.Run != int(seed) || h.Trace.GFXIP != 9 {
+					t.Errorf("seed %d: header %+v", seed, h.Trace)
+				}
+				continue
+			}
+			got = append(got, sqttgen.CloneBatch(rd.Batch()))
+		}
+		f.Close()
+		if err := rd.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if d := sqttgen.Diff(want, got); d != "" {
+			t.Errorf("seed %d: %s", seed, d)
+		}
+		waves := 0
+		for _, b := range got {
+			if b.Type == wire.TypeWave {
+				waves++
+			}
+		}
+		if waves < 4 {
+			t.Errorf("seed %d: only %d waves", seed, waves)
 		}
 	}
 }
