@@ -267,25 +267,31 @@ func (r *rdna) deliver(t rdnaTok) error {
 	if t.typ == rWaveReady {
 		t.t--
 	}
-	if n := len(r.q); n > r.qh && t.t < r.q[n-1].t {
-		// It goes to the front, and the front is released at once: the
-		// queued tokens all have the time of the last one (they are only
-		// held while no later time has been seen).
-		return r.handle(t)
+	if n := len(r.q); n > r.qh {
+		// The queued tokens all have the time of the last one: they are
+		// held only while no later time has been seen.
+		switch last := r.q[n-1].t; {
+		case t.t < last:
+			// It goes to the front, and the front is released at once.
+			return r.handle(t)
+		case t.t > last:
+			for ; r.qh < n; r.qh++ {
+				if err := r.handle(r.q[r.qh]); err != nil {
+					return err
+				}
+			}
+			r.q, r.qh = r.q[:0], 0
+		case n-r.qh >= rdnaQueueTokens:
+			if err := r.handle(r.q[r.qh]); err != nil {
+				return err
+			}
+			if r.qh++; r.qh >= rdnaQueueTokens {
+				n := copy(r.q, r.q[r.qh:])
+				r.q, r.qh = r.q[:n], 0
+			}
+		}
 	}
 	r.q = append(r.q, t)
-	for r.qh < len(r.q) && (r.q[r.qh].t < t.t || len(r.q)-r.qh > rdnaQueueTokens) {
-		if err := r.handle(r.q[r.qh]); err != nil {
-			return err
-		}
-		r.qh++
-	}
-	if r.qh == len(r.q) {
-		r.q, r.qh = r.q[:0], 0
-	} else if r.qh > 1024 && r.qh*2 > len(r.q) {
-		n := copy(r.q, r.q[r.qh:])
-		r.q, r.qh = r.q[:n], 0
-	}
 	return nil
 }
 
