@@ -252,3 +252,24 @@ func TestGenerateRDNAContextSwitch(t *testing.T) {
 		t.Fatalf("%d context switches, %d traps", switched, trapped)
 	}
 }
+
+// TestGenerateRDNAMasks checks that IMMEDIATE and WAVE_READY tokens carry
+// several wave slots now and then (slots due at the same time share one).
+func TestGenerateRDNAMasks(t *testing.T) {
+	ix := loadIndex(t, "gfx1201.index")
+	var merged int64
+	for seed := uint64(1); seed <= 5; seed++ {
+		cfg := Config{Index: ix, Seed: seed, Instrument: true, WavesPerSIMD: 16, Emit: func(*wire.Batch) error { return nil }}
+		g, err := newRGen(nil, cfg, RDNA{GFXIP: 12})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.run(); err != nil {
+			t.Fatal(err)
+		}
+		merged += g.e.merged
+	}
+	if merged == 0 {
+		t.Fatal("no IMMEDIATE or WAVE_READY token with more than one wave slot")
+	}
+}

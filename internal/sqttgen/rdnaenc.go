@@ -164,6 +164,9 @@ type renc struct {
 	// lossNext writes a gfx11+ TIMESTAMP with the packet-loss flag right
 	// before the next delivered token, which consumes it (spec §2.3.3).
 	lossNext bool
+	// merged counts wave slots that joined a held IMMEDIATE or
+	// WAVE_READY token.
+	merged int64
 }
 
 type rpend struct {
@@ -394,6 +397,7 @@ func (e *renc) masked(typ int, t int64, wid uint8, pc wire.PC) {
 	if p := e.pend; p != nil && p.typ == typ && p.t == t && p.mask&(1<<wid) == 0 {
 		p.mask |= 1 << wid
 		p.pcs[wid] = pc
+		e.merged++
 		return
 	}
 	e.flushPend()
