@@ -47,6 +47,7 @@ func TestDifferentialROCm(t *testing.T) {
 		t.Helper()
 		if legacy {
 			want, got = Normalize016(want), Normalize016(got)
+			unresolved016(want, got)
 		}
 		if diff := Diff(want, got); diff != "" {
 			t.Fatal(diff)
@@ -54,7 +55,7 @@ func TestDifferentialROCm(t *testing.T) {
 	}
 	for _, name := range []string{"gfx90a.index", "gfx942.index"} {
 		ix := loadIndex(t, name)
-		for seed := uint64(1); seed <= 25; seed++ {
+		for seed := uint64(1); seed <= 50; seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) {
 				cfg := seedConfig(ix, seed)
 				cfg.Compat016 = legacy
@@ -62,9 +63,31 @@ func TestDifferentialROCm(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				t.Logf("config %s", cfgSummary(cfg))
 				compare(t, want, decode(t, trace, ix))
 			})
 		}
+	}
+	for seed := uint64(1); seed <= 30; seed++ {
+		t.Run(fmt.Sprintf("hand/seed%d", seed), func(t *testing.T) {
+			ix := handIndex(0, loopKernel)
+			switch seed % 3 {
+			case 1:
+				ix = callIndex()
+			case 2:
+				ix = handIndex(0, mfmaKernel)
+			}
+			cfg := seedConfig(ix, seed)
+			cfg.Instrument, cfg.LateLoad, cfg.PerfInterval = false, false, 0
+			cfg.Kernels = []Kernel{{Entry: 0x100}}
+			cfg.Compat016 = legacy
+			trace, want, err := Generate(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("config %s", cfgSummary(cfg))
+			compare(t, want, decode(t, trace, ix))
+		})
 	}
 	for i := range scenarios {
 		s := &scenarios[i]
@@ -93,5 +116,28 @@ func TestDifferentialROCm(t *testing.T) {
 			e.end()
 			compare(t, *want, decode(t, unhex(t, v.hex), v.ix))
 		})
+	}
+}
+
+// unresolved016 copies the library's category into the expected records
+// for instructions that stay unresolved placeholders: 0.1.6 reports them
+// with an unspecified category (observed 0 and 16), the newest source with
+// the internal 14 (spec §2.2.6), and the 0.1.6 model with 0.
+func unresolved016(want, got []wire.Batch) {
+	for i := range want {
+		if i >= len(got) || want[i].Type != wire.TypeWave || got[i].Type != wire.TypeWave {
+			continue
+		}
+		for k := range want[i].Waves {
+			if k >= len(got[i].Waves) {
+				break
+			}
+			wi, gi := want[i].Waves[k].Instructions, got[i].Waves[k].Instructions
+			for n := range wi {
+				if n < len(gi) && wi[n].Category == wire.CatNone && wi[n].Duration == 0 && gi[n].Duration == 0 {
+					wi[n].Category = gi[n].Category
+				}
+			}
+		}
 	}
 }

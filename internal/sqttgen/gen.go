@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 
 	"github.com/attkit/attkit/internal/isa"
@@ -126,12 +127,84 @@ func Generate(cfg Config) ([]byte, []wire.Batch, error) {
 
 // GenerateTo writes the trace to w as it is made, holding only the waves
 // in flight; cfg.Emit, when set, receives the expected records.
+//
+// Without cfg.Emit, a large trace (TargetBytes of two segments or more,
+// no Truncate) is made in segments of segmentBytes on all CPUs: each
+// segment runs waves of its own, which start and end inside it, and
+// continues the clock of the one before.
 func GenerateTo(w io.Writer, cfg Config) (Stats, error) {
+	if cfg.Emit == nil && cfg.TargetBytes >= 2*segmentBytes && !cfg.Truncate && runtime.GOMAXPROCS(0) > 1 {
+		return generateParallel(w, cfg)
+	}
 	g, err := newGen(w, cfg)
 	if err != nil {
 		return Stats{}, err
 	}
 	return g.run()
+}
+
+// segmentBytes is the size of one segment of a parallel generation.
+var segmentBytes int64 = 8 << 20
+
+func generateParallel(w io.Writer, cfg Config) (Stats, error) {
+	n := int((cfg.TargetBytes + segmentBytes - 1) / segmentBytes)
+	type result struct {
+		buf bytes.Buffer
+		st  Stats
+		err error
+	}
+	results := make([]chan *result, n)
+	for i := range results {
+		results[i] = make(chan *result, 1)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	sem := make(chan struct{}, workers)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := 0; i < n; i++ {
+			select {
+			case sem <- struct{}{}:
+			case <-stop:
+				return
+			}
+			go func(i int) {
+				c := cfg
+				c.TargetBytes = min(segmentBytes, cfg.TargetBytes-int64(i)*segmentBytes)
+				r := &result{}
+				r.buf.Grow(int(c.TargetBytes) + 1<<16)
+				g, err := newSegment(&r.buf, c, i, false)
+				if err == nil {
+					r.st, err = g.run()
+				}
+				r.err = err
+				results[i] <- r
+			}(i)
+		}
+	}()
+	var total Stats
+	for i := 0; i < n; i++ {
+		r := <-results[i]
+		<-sem
+		if r.err != nil {
+			return total, r.err
+		}
+		if _, err := w.Write(r.buf.Bytes()); err != nil {
+			return total, err
+		}
+		total.Bytes += int64(r.buf.Len())
+		total.Waves += r.st.Waves
+		total.Instructions += r.st.Instructions
+		total.Tokens += r.st.Tokens
+	}
+	// Zero padding (MISC tokens) to whole 32-byte blocks.
+	if pad := (32 - total.Bytes%32) % 32; pad > 0 {
+		if _, err := w.Write(make([]byte, pad)); err != nil {
+			return total, err
+		}
+		total.Bytes += pad
+	}
+	return total, nil
 }
 
 func (c *Config) defaults() error {

@@ -24,6 +24,9 @@ const (
 
 const catPlaceholder = wire.CatUnresolved
 
+// catDropped016 marks an OTHER_MSG the 0.1.6 model keeps until emission.
+const catDropped016 wire.InstCategory = 0xFE
+
 // mwave is the model's state of one traced wave (spec §2.2.5).
 type mwave struct {
 	rec        wire.Wave
@@ -386,7 +389,11 @@ func (m *model) inst(t int64, simd, slot uint8, k int) {
 	I := &(*ins)[j]
 	cat, add, ok := instCat(k)
 	if m.v016 && k == instOtherMsg {
-		ok = false // spec A.3 item 2: 0.1.6 drops OTHER_MSG
+		// Spec A.3 item 2: 0.1.6 drops OTHER_MSG. Observed: the
+		// unfinished entry (duration 0) stays until the wave is emitted,
+		// so a following IMMED starts at its time.
+		I.Category = catDropped016
+		return
 	}
 	if o, replay := replayOf[k]; replay {
 		x := w.lastOfType[o]
@@ -727,6 +734,15 @@ func (m *model) flushOcc() {
 
 // emitWave stitches and emits one wave (spec §3.5, "after the loop").
 func (m *model) emitWave(w *mwave) {
+	if m.v016 {
+		kept := w.rec.Instructions[:0]
+		for _, in := range w.rec.Instructions {
+			if in.Category != catDropped016 {
+				kept = append(kept, in)
+			}
+		}
+		w.rec.Instructions = kept
+	}
 	ins := w.rec.Instructions
 	noted := make([]wire.PC, len(ins))
 	for i := range ins {
@@ -734,7 +750,11 @@ func (m *model) emitWave(w *mwave) {
 		ins[i].PC = wire.PC{}
 	}
 	for n := range w.pcInfos {
-		w.pcInfos[n].pc = m.retranslate(w.pcInfos[n].pc)
+		// Observed: 0.1.6 re-translates the waves still held at the end
+		// of the buffer (and occupancy), not those ending at a WAVE_END.
+		if !m.v016 || !w.ended {
+			w.pcInfos[n].pc = m.retranslate(w.pcInfos[n].pc)
+		}
 	}
 	n := m.stitch(w)
 	if !w.ended {
@@ -758,7 +778,15 @@ func (m *model) emitWave(w *mwave) {
 			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoStitchIncomplete}})
 		}
 	}
-	if m.checkWalk {
+	if m.v016 {
+		// Observed: 0.1.6 reports unresolved placeholders as NONE.
+		for i := range ins {
+			if ins[i].Category == catPlaceholder {
+				ins[i].Category = wire.CatNone
+			}
+		}
+	}
+	if m.checkWalk && !m.v016 {
 		// The stitcher must follow the walk up to the first unresolved
 		// placeholder (there only in waves cut off by the trace's end).
 		stop := len(ins)

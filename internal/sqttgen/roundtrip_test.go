@@ -264,3 +264,44 @@ func bigBatches(t *testing.T, ix *wire.Index, cfg Config, typ wire.RecordType) {
 		t.Fatal(d)
 	}
 }
+
+// TestParallelSegments checks the segmented generation of large traces
+// (no expected records): the native decoder finds every wave, complete,
+// with every instruction stitched.
+func TestParallelSegments(t *testing.T) {
+	defer func(n int64) { segmentBytes = n }(segmentBytes)
+	segmentBytes = 128 << 10
+	ix := loadIndex(t, "gfx942.index")
+	cfg := seedConfig(ix, 5)
+	cfg.Truncate, cfg.PacketLoss = false, false
+	cfg.TargetBytes = 5 * segmentBytes
+	var buf bytes.Buffer
+	st, err := GenerateTo(&buf, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Bytes != int64(buf.Len()) || st.Bytes < cfg.TargetBytes || st.Bytes%32 != 0 {
+		t.Fatalf("stats %+v for %d bytes", st, buf.Len())
+	}
+	got, err := decodeNative(t, buf.Bytes(), ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waves := 0
+	for _, b := range got {
+		if b.Type == wire.TypeInfo {
+			t.Fatalf("info %v", b.Info)
+		}
+		for _, w := range b.Waves {
+			waves++
+			for _, in := range w.Instructions {
+				if in.PC.CodeObjectID != 1 && in.Category != wire.CatContext {
+					t.Fatalf("unstitched instruction %+v", in)
+				}
+			}
+		}
+	}
+	if int64(waves) != st.Waves {
+		t.Fatalf("decoded %d waves, generated %d", waves, st.Waves)
+	}
+}

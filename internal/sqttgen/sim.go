@@ -146,9 +146,20 @@ type gen struct {
 	// set; the CWSR actor then saves and restores their waves.
 	freeze bool
 	parked []*actor
+	// seg is the segment number of a parallel generation (0: the first,
+	// which writes the header and the set-up; last: pads the end).
+	seg  int
+	last bool
 }
 
 func newGen(w io.Writer, cfg Config) (*gen, error) {
+	return newSegment(w, cfg, 0, true)
+}
+
+// newSegment prepares segment seg of a trace: segments after the first
+// continue the stream (no header, registers already written) with waves of
+// their own.
+func newSegment(w io.Writer, cfg Config, seg int, last bool) (*gen, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
@@ -255,6 +266,10 @@ func newGen(w io.Writer, cfg Config) (*gen, error) {
 		}
 	}
 	g.e = newEnc(w, g.m)
+	g.seg, g.last = seg, last
+	if seg > 0 {
+		g.r = rng{s: (cfg.Seed ^ 0x5eed5eed5eed5eed) + uint64(seg)*0x9e3779b97f4a7c15*7}
+	}
 	return g, nil
 }
 
@@ -268,6 +283,31 @@ func (g *gen) base(id uint64) uint64 {
 }
 
 func (g *gen) run() (Stats, error) {
+	e := g.e
+	if g.seg == 0 {
+		g.setUp()
+	}
+	g.simulate()
+	if g.err != nil {
+		return g.stats, g.err
+	}
+	// Zero padding to a whole number of 32-byte blocks, as hardware
+	// buffers are (MISC tokens with no delta).
+	for g.last && e.offset()%32 != 0 {
+		e.raw(0, 2)
+	}
+	if err := e.end(); err != nil {
+		return g.stats, err
+	}
+	if g.err != nil {
+		return g.stats, g.err
+	}
+	g.stats.Bytes = e.offset()
+	return g.stats, nil
+}
+
+// setUp writes the header, the instrumentation and the kernels' registers.
+func (g *gen) setUp() {
 	cfg := &g.cfg
 	e := g.e
 	e.header(Header{Version2: cfg.Version2, SIMDMask: 0xF, TargetCU: cfg.TargetCU, SE: cfg.SE,
@@ -286,7 +326,12 @@ func (g *gen) run() (Stats, error) {
 	for i := range g.kernels {
 		g.dispatch(&g.kernels[i])
 	}
-	// Actors.
+}
+
+// simulate runs the waves and the other token sources.
+func (g *gen) simulate() {
+	cfg := &g.cfg
+	e := g.e
 	id := 0
 	add := func(a *actor) {
 		a.id = id
@@ -315,12 +360,12 @@ func (g *gen) run() (Stats, error) {
 	}
 	if cfg.Instrument {
 		add(&actor{kind: actRT, t: t0 + 4*int64(g.r.rangeIn(10, 500))})
-		if cfg.LateLoad {
+		if cfg.LateLoad && g.seg == 0 {
 			a := &actor{kind: actLateLoad, t: t0 + 4*int64(g.r.rangeIn(50, 200))}
 			g.holdEnds = a.t + 8
 			add(a)
 		}
-		g.rtV = uint64(g.r.intn(16))<<32 | 0xFFFFF000 + uint64(g.r.intn(0x800))
+		g.rtV = uint64(g.r.intn(16)+16*g.seg)<<32 | 0xFFFFF000 + uint64(g.r.intn(0x800))
 	}
 	if cfg.ContextSwitch {
 		add(&actor{kind: actCWSR, t: t0 + 4*int64(g.r.rangeIn(50, 1000))})
@@ -346,22 +391,6 @@ func (g *gen) run() (Stats, error) {
 			g.cal.push(a)
 		}
 	}
-	if g.err != nil {
-		return g.stats, g.err
-	}
-	// Zero padding to a whole number of 32-byte blocks, as hardware
-	// buffers are (MISC tokens with no delta).
-	for e.offset()%32 != 0 {
-		e.raw(0, 2)
-	}
-	if err := e.end(); err != nil {
-		return g.stats, err
-	}
-	if g.err != nil {
-		return g.stats, g.err
-	}
-	g.stats.Bytes = e.offset()
-	return g.stats, nil
 }
 
 // calendar orders the actors by their next event time: a ring of buckets
@@ -583,7 +612,9 @@ func (g *gen) step(a *actor) {
 			}
 		case 4:
 			e.misc(d, miscTime)
-			e.timeResetNeutral()
+			if g.seg == 0 { // later segments do not know the time base
+				e.timeResetNeutral()
+			}
 		}
 		a.t = e.clock + 4*int64(g.r.rangeIn(20, 400))
 	case actCWSR:
@@ -876,7 +907,9 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		a.push(ev{t: t, kind: evSData, data: uint32(r.next())})
 		w.ready = end + g.gap()
 	case kindBarrier:
-		if w.anchor || g.cfg.BarrierMessages && r.oneIn(2) {
+		// At a stitch anchor the newest stitcher wants MESSAGE + IMMED
+		// (spec §3.5 step 4), which 0.1.6 does not have (A.3 item 2).
+		if w.anchor && !g.cfg.Compat016 || g.cfg.BarrierMessages && r.oneIn(2) {
 			a.push(ev{t: t, kind: evIssue, line: li})
 			tn := max(t+4*int64(r.intn(3)), w.lastInst)
 			w.lastInst = tn
