@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/sqttgen"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -106,17 +108,40 @@ func TestSynthTrace(t *testing.T) {
 	}
 }
 
-// BenchmarkDecode decodes a synthetic trace (or the one named by
-// SQTT_BENCH_TRACE, with the index named by SQTT_BENCH_INDEX) and reports
-// throughput in MB/s and instructions per second.
+// BenchmarkDecode decodes, per sub-benchmark, a synthetic trace of a loop
+// kernel ("loop", built here from valid tokens), a trace of the independent
+// generator running the gfx942 test kernels ("gen", internal/sqttgen), and
+// the trace named by SQTT_BENCH_TRACE with the index named by
+// SQTT_BENCH_INDEX ("file", e.g. a 100 MB trace from scripts/gentrace). It
+// reports MB/s, instructions/s and allocations, and the same per CPU
+// second, which says more on a shared machine.
 func BenchmarkDecode(b *testing.B) {
-	var data []byte
-	var prov isa.Provider
-	if path := os.Getenv("SQTT_BENCH_TRACE"); path != "" {
-		var err error
-		if data, err = os.ReadFile(path); err != nil {
+	b.Run("loop", func(b *testing.B) {
+		data, _ := synthTrace(400, 1000) // about 48 MB
+		benchDecode(b, data, newTable(0, loopISA...))
+	})
+	b.Run("gen", func(b *testing.B) {
+		ix, err := wire.ReadIndexFile(filepath.Join("..", "sqttgen", "testdata", "gfx942.index"))
+		if err != nil {
+			b.Skip(err)
+		}
+		data, _, err := sqttgen.Generate(sqttgen.Config{Index: ix, Seed: 1, Instrument: true,
+			Perf: true, ShaderData: true, Pipeline: true, TargetBytes: 16 << 20})
+		if err != nil {
 			b.Fatal(err)
 		}
+		benchDecode(b, data, isa.NewTable(ix))
+	})
+	b.Run("file", func(b *testing.B) {
+		path := os.Getenv("SQTT_BENCH_TRACE")
+		if path == "" {
+			b.Skip("set SQTT_BENCH_TRACE (and SQTT_BENCH_INDEX) to decode a trace file")
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var prov isa.Provider
 		if ip := os.Getenv("SQTT_BENCH_INDEX"); ip != "" {
 			ix, err := wire.ReadIndexFile(ip)
 			if err != nil {
@@ -124,10 +149,11 @@ func BenchmarkDecode(b *testing.B) {
 			}
 			prov = isa.NewTable(ix)
 		}
-	} else {
-		data, _ = synthTrace(400, 1000) // about 48 MB
-		prov = newTable(0, loopISA...)
-	}
+		benchDecode(b, data, prov)
+	})
+}
+
+func benchDecode(b *testing.B, data []byte, prov isa.Provider) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	insts := 0
@@ -144,7 +170,6 @@ func BenchmarkDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	// On a shared machine wall time says little; CPU time says more.
 	cpu := (cpuTime() - cpu0).Seconds()
 	b.ReportMetric(float64(insts)*float64(b.N)/b.Elapsed().Seconds(), "inst/s")
 	b.ReportMetric(float64(insts), "inst/op")
