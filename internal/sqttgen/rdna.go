@@ -63,9 +63,10 @@ type RDNA struct {
 // records (no gfx10/11 barrier extension, held waves before the occupancy
 // batch; spec A.3). PacketLoss (gfx11, gfx12) hides some wave ends of
 // occupancy-only waves behind a TIMESTAMP packet-loss flag consumed by the
-// location's next wave start. The gfx9-only fields (Version2, TargetCU,
-// SIMDs, Perf, PerfInterval, BarrierMessages, Replays, Truncate, Pipeline)
-// are not used.
+// location's next wave start. Truncate ends the trace soon after the
+// first wave slot is done, with other waves in flight (WAVE_INCOMPLETE).
+// The gfx9-only fields (Version2, TargetCU, SIMDs, Perf, PerfInterval,
+// BarrierMessages, Replays, Pipeline) are not used.
 func GenerateRDNA(cfg Config, r RDNA) ([]byte, []wire.Batch, error) {
 	var buf bytes.Buffer
 	var want []wire.Batch
@@ -536,6 +537,9 @@ func (g *rgen) run() (Stats, error) {
 		if !a.done {
 			heap.Push(&g.h, a)
 		}
+		if cfg.Truncate && g.slots < cfg.WavesPerSIMD && g.truncateNow() {
+			break
+		}
 	}
 	if g.err != nil {
 		return g.stats, g.err
@@ -549,6 +553,28 @@ func (g *rgen) run() (Stats, error) {
 	g.stats.Bytes = e.offset()
 	g.stats.Tokens = e.toks
 	return g.stats, nil
+}
+
+// truncateNow says whether a truncated trace may end here: every wave
+// still in flight has an instruction (an incomplete wave's end_time is
+// taken from its instructions, spec §3.5) and is not switched out.
+func (g *rgen) truncateNow() bool {
+	if g.m == nil {
+		return true
+	}
+	for s := range g.m.slots {
+		for _, w := range g.m.slots[s] {
+			if !w.complete && (len(w.rec.Instructions) == 0 || w.trap != trapRestored) {
+				return false
+			}
+		}
+	}
+	for _, tk := range g.m.q {
+		if tk.typ == rtWaveStart || tk.typ == rtWaveStartExt || tk.typ == rtInst && tk.code == 6 {
+			return false // a start or trap still in the gfx10/11 reorder queue
+		}
+	}
+	return true
 }
 
 // loadCodeObjects writes the CODEOBJ packets of every code object.

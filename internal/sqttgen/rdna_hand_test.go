@@ -61,7 +61,7 @@ func TestRoundTripRDNAHand(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkRDNAWant(t, want, ix, gfxip)
+					checkRDNAWantT(t, want, ix, gfxip, cfg.Truncate)
 					for _, b := range want {
 						for _, w := range b.Waves {
 							for _, in := range w.Instructions {

@@ -35,6 +35,7 @@ func rdSeedConfig(ix *wire.Index, gfxip int, seed uint64) (Config, RDNA) {
 		Events:       r.oneIn(2),
 		DoubleBuffer: r.oneIn(4),
 		PacketLoss:   r.oneIn(3),
+		Truncate:     r.oneIn(6),
 		MaxTrips:     []int{4, 64, 3000}[r.intn(3)],
 	}
 	o := RDNA{
@@ -67,6 +68,13 @@ func rdSeedConfig(ix *wire.Index, gfxip int, seed uint64) (Config, RDNA) {
 // have: GFXIP first, timelines that sum to the wave's duration, known PCs
 // in time order, one occupancy start and end per wave.
 func checkRDNAWant(t *testing.T, want []wire.Batch, ix *wire.Index, gfxip int) (waves, insts int) {
+	return checkRDNAWantT(t, want, ix, gfxip, false)
+}
+
+// checkRDNAWantT is checkRDNAWant for a trace that may be truncated: waves
+// in flight at its end have no occupancy end, and their timelines stop at
+// their last state change.
+func checkRDNAWantT(t *testing.T, want []wire.Batch, ix *wire.Index, gfxip int, truncated bool) (waves, insts int) {
 	t.Helper()
 	known := map[wire.PC]bool{}
 	for _, r := range ix.Rows {
@@ -77,7 +85,8 @@ func checkRDNAWant(t *testing.T, want []wire.Batch, ix *wire.Index, gfxip int) (
 	}
 	var starts, ends int
 	for _, b := range want {
-		if b.Type == wire.TypeInfo && (len(b.Info) != 1 || b.Info[0] != wire.InfoDataLost) {
+		if b.Type == wire.TypeInfo && (len(b.Info) != 1 || b.Info[0] != wire.InfoDataLost &&
+			!(truncated && b.Info[0] == wire.InfoWaveIncomplete)) {
 			t.Fatalf("unexpected info %v", b.Info)
 		}
 		for _, o := range b.Occupancy {
@@ -96,7 +105,7 @@ func checkRDNAWant(t *testing.T, want []wire.Batch, ix *wire.Index, gfxip int) (
 					t.Fatalf("empty or negative timeline entry in %+v", w.Timeline)
 				}
 			}
-			if sum != w.EndTime-w.BeginTime {
+			if sum != w.EndTime-w.BeginTime && !truncated {
 				t.Fatalf("wave slot %d: timeline sums to %d, end-begin = %d", w.WaveID, sum, w.EndTime-w.BeginTime)
 			}
 			last := w.BeginTime
@@ -112,7 +121,7 @@ func checkRDNAWant(t *testing.T, want []wire.Batch, ix *wire.Index, gfxip int) (
 			}
 		}
 	}
-	if starts != ends {
+	if starts != ends && !truncated {
 		t.Fatalf("%d occupancy starts, %d ends", starts, ends)
 	}
 	return waves, insts
@@ -131,8 +140,8 @@ func TestGenerateRDNA(t *testing.T) {
 				if len(trace)%32 != 0 {
 					t.Errorf("trace length %d is not a multiple of 32", len(trace))
 				}
-				waves, insts := checkRDNAWant(t, want, ix, a.gfxip)
-				if waves == 0 || insts < waves*5 {
+				waves, insts := checkRDNAWantT(t, want, ix, a.gfxip, cfg.Truncate)
+				if waves == 0 || insts < waves*5 && !cfg.Truncate || insts == 0 {
 					t.Errorf("%d waves, %d instructions", waves, insts)
 				}
 				again, want2, err := GenerateRDNA(cfg, o)
@@ -271,5 +280,39 @@ func TestGenerateRDNAMasks(t *testing.T) {
 	}
 	if merged == 0 {
 		t.Fatal("no IMMEDIATE or WAVE_READY token with more than one wave slot")
+	}
+}
+
+// TestGenerateRDNATruncate checks that Truncate leaves waves in flight:
+// one WAVE_INCOMPLETE info, before the first incomplete wave, and more
+// occupancy starts than ends.
+func TestGenerateRDNATruncate(t *testing.T) {
+	ix := loadIndex(t, "gfx1100.index")
+	for seed := uint64(1); seed <= 3; seed++ {
+		_, want, err := GenerateRDNA(Config{Index: ix, Seed: seed, Instrument: true, WavesPerSIMD: 10, Truncate: true},
+			RDNA{GFXIP: 11})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRDNAWantT(t, want, ix, 11, true)
+		infos, starts, ends := 0, 0, 0
+		for i, b := range want {
+			for _, o := range b.Occupancy {
+				if o.Start {
+					starts++
+				} else {
+					ends++
+				}
+			}
+			if b.Type == wire.TypeInfo && b.Info[0] == wire.InfoWaveIncomplete {
+				infos++
+				if i+1 >= len(want) || want[i+1].Type != wire.TypeWave {
+					t.Fatalf("seed %d: WAVE_INCOMPLETE not followed by a wave", seed)
+				}
+			}
+		}
+		if infos != 1 || starts <= ends {
+			t.Fatalf("seed %d: %d WAVE_INCOMPLETE infos, %d starts, %d ends", seed, infos, starts, ends)
+		}
 	}
 }

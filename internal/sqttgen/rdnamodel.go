@@ -713,13 +713,6 @@ func (m *rmodel) emitWave(w *rwave, final bool) {
 		}
 	}
 	ins := w.rec.Instructions
-	if !w.complete {
-		var e int64
-		for i := range ins {
-			e = max(e, iend(&ins[i])+4)
-		}
-		w.rec.EndTime = e
-	}
 	n := m.rstitch(w)
 	switch {
 	case !w.complete:
@@ -736,6 +729,14 @@ func (m *rmodel) emitWave(w *rwave, final bool) {
 	if len(m.gaps) > 0 {
 		w.insertGaps(m.gaps)
 		ins = w.rec.Instructions
+	}
+	if !w.complete {
+		// after stitching, which may lengthen V_MOV_B64 (spec §3.5)
+		var e int64
+		for i := range ins {
+			e = max(e, iend(&ins[i])+4)
+		}
+		w.rec.EndTime = e
 	}
 	if m.checkWalk {
 		for i := range ins {
