@@ -723,10 +723,10 @@ func (m *model) flushOcc() {
 	if len(m.occ) == 0 {
 		return
 	}
+	// Every unattributed record, ends too (spec §2.1.3 "every occupancy
+	// record"; AMD's 0.1.6 does the same).
 	for i := range m.occ {
-		if m.occ[i].Start {
-			m.occ[i].PC = m.retranslate(m.occ[i].PC)
-		}
+		m.occ[i].PC = m.retranslate(m.occ[i].PC)
 	}
 	m.emit(&wire.Batch{Type: wire.TypeOccupancy, Occupancy: m.occ})
 	m.occ = nil
