@@ -413,3 +413,40 @@ func TestReadAndEmitErrors(t *testing.T) {
 		t.Errorf("emit error: got %v after %d batches", err, n)
 	}
 }
+
+func TestSmallReads(t *testing.T) {
+	// Records do not depend on how the input arrives.
+	data, _ := synthTrace(2, 20)
+	data = append(unhex(t, vectorB2)[:len(unhex(t, vectorB2))-8], data[8:]...)
+	collect := func(r io.Reader) string {
+		var s []byte
+		err := New().Decode(context.Background(), r, newTable(7, b1Rows(0)...), func(b *wire.Batch) error {
+			s = append(s, render([]wire.Batch{cloneBatch(b)})...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(s)
+	}
+	whole := collect(bytes.NewReader(data))
+	if n := countWaves(whole); n != 17 {
+		t.Fatalf("%d waves, want 17", n)
+	}
+	if one := collect(iotest.OneByteReader(bytes.NewReader(data))); one != whole {
+		t.Errorf("one-byte reads give other records:\n%s\nwant:\n%s", one, whole)
+	}
+	if half := collect(iotest.HalfReader(bytes.NewReader(data))); half != whole {
+		t.Errorf("half reads give other records")
+	}
+}
+
+func countWaves(rendered string) int {
+	n := 0
+	for i := 0; i+5 <= len(rendered); i++ {
+		if rendered[i:i+5] == "WAVE " {
+			n++
+		}
+	}
+	return n
+}
