@@ -2,17 +2,23 @@ package sqttgen
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 )
 
 // TestRoundTripRDNA decodes generated gfx10, gfx11 and gfx12 traces of the
 // test kernels (built for gfx1030, gfx1100, gfx1201) with the native
 // decoder and compares every record, field by field, with the generator's
-// expectation.
+// expectation. SQTTGEN_RDNA_SEEDS=N runs N seeds per architecture
+// instead of 60 (for longer hunts).
 func TestRoundTripRDNA(t *testing.T) {
 	seeds := 60
 	if testing.Short() {
 		seeds = 10
+	}
+	if n, err := strconv.Atoi(os.Getenv("SQTTGEN_RDNA_SEEDS")); err == nil && n > 0 {
+		seeds = n
 	}
 	for _, a := range rdArchs {
 		ix := loadIndex(t, a.index)

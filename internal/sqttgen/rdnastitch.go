@@ -212,11 +212,18 @@ func (w *rwave) insertGaps(gaps []rgap) {
 			if sp.t < cur || end-sp.t < sp.d {
 				continue
 			}
-			tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(sp.t - cur)},
-				wire.WaveState{Type: wire.StateWait, Duration: int32(sp.d)})
+			if sp.t > cur {
+				tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(sp.t - cur)})
+			}
+			tl = append(tl, wire.WaveState{Type: wire.StateWait, Duration: int32(sp.d)})
 			cur = sp.t + sp.d
 		}
-		tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(end - cur)})
+		// Pieces of no length are left out, as set_state never makes
+		// them (the remainder is empty when a truncated wave's timeline
+		// ends right there).
+		if end > cur {
+			tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(end - cur)})
+		}
 		start = end
 	}
 	w.rec.Timeline = tl
