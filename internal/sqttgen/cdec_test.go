@@ -89,6 +89,20 @@ func TestDifferentialROCm(t *testing.T) {
 			compare(t, want, decode(t, trace, ix))
 		})
 	}
+	t.Run("65536-record batches", func(t *testing.T) {
+		ix := loadIndex(t, "gfx90a.index")
+		for _, cfg := range []Config{
+			{Index: ix, Seed: 3, Instrument: true, DoubleBuffer: true, OtherCUs: 15, SIMDs: 1, WavesPerSIMD: 1, TargetBytes: 2 << 20},
+			{Index: ix, Seed: 11, Instrument: true, SIMDs: 1, WavesPerSIMD: 2, ShaderData: true, ShaderDataEvery: 1, TargetBytes: 3 << 20},
+		} {
+			cfg.Compat016 = legacy
+			trace, want, err := Generate(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compare(t, want, decode(t, trace, ix))
+		}
+	})
 	for i := range scenarios {
 		s := &scenarios[i]
 		t.Run(s.name, func(t *testing.T) {

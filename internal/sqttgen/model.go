@@ -464,7 +464,11 @@ func (m *model) instPC(simd, slot uint8, addr uint64) {
 
 func (m *model) shaderData(t int64, cu, simd, slot uint8, data uint32) {
 	m.sdata = append(m.sdata, wire.ShaderData{Time: t, Value: uint64(data), CU: cu, SIMD: simd, WaveID: slot})
-	if len(m.sdata) >= 65536 {
+	limit := 65536 // spec §4.1: batches of up to 65536
+	if m.v016 {
+		limit = 65537 // observed: 0.1.6 flushes once more than 65536 are pending
+	}
+	if len(m.sdata) >= limit {
 		m.emit(&wire.Batch{Type: wire.TypeShaderData, ShaderData: m.sdata})
 		m.sdata = nil
 	}
