@@ -100,6 +100,11 @@ type enc struct {
 	resetPending bool
 	resetQueued  int64
 	timeBase     int64
+	// neutral: the pending reset is one of neutralResetBegin/End, which
+	// keep the clock; any token may come between them (the decoder holds
+	// them in its look-ahead queue and delivers them after the TIME token).
+	neutral bool
+	resetAt int64
 }
 
 const flushAt = 1 << 20
@@ -138,7 +143,7 @@ func (e *enc) header(h Header) {
 }
 
 func (e *enc) tick(d uint64) int64 {
-	if e.resetPending {
+	if e.resetPending && !e.neutral {
 		panic("sqttgen: only MISC padding may follow a TIME_RESET before its TIME token")
 	}
 	e.clock += int64(d&1) * 4
@@ -166,7 +171,10 @@ func (e *enc) at(t int64) uint64 {
 // misc writes a MISC token with an 8-bit delta (units of 4 cycles).
 func (e *enc) misc(delta8 uint64, typ uint64) {
 	e.put(tokMISC|(delta8&0xFF)<<4|(typ&7)<<13, 2)
-	if e.resetPending {
+	if e.resetPending && e.neutral && typ == miscTimeReset {
+		panic("sqttgen: TIME_RESET while one is pending")
+	}
+	if e.resetPending && !e.neutral {
 		if typ != miscTime {
 			panic("sqttgen: only MISC padding may follow a TIME_RESET before its TIME token")
 		}
@@ -217,6 +225,30 @@ func (e *enc) timeResetNeutral() {
 		return
 	}
 	e.timeToken(0, uint64(e.timeBase+e.clock))
+}
+
+// neutralResetBegin writes a TIME_RESET whose TIME token, written by
+// neutralResetEnd after any other tokens, leaves the clock as it is: the
+// first reset of a buffer sets the time base so that the decoder's clock
+// goes back 4 cycles, which a MISC delta right after the reset (not counted
+// here) makes up.
+func (e *enc) neutralResetBegin(d uint64) {
+	e.misc(d, miscTimeReset) // sets resetPending
+	e.neutral, e.resetAt = true, e.clock
+	if e.timeBase == 0 {
+		e.put(tokMISC|1<<4, 2) // the +4 the first reset costs
+	}
+}
+
+// neutralResetEnd writes the TIME token of a pending neutral reset.
+func (e *enc) neutralResetEnd() {
+	T := e.timeBase + e.resetAt
+	if e.timeBase == 0 {
+		T = e.resetAt + 0x10000
+		e.timeBase = T - e.resetAt + 4
+	}
+	e.put(tokTIME|uint64(T)<<16, 8)
+	e.resetPending, e.neutral = false, false
 }
 
 func group(sh, cu, wave, simd uint64) uint64 {

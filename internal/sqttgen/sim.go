@@ -290,6 +290,9 @@ func (g *gen) run() (Stats, error) {
 	if g.err != nil {
 		return g.stats, g.err
 	}
+	if e.resetPending {
+		e.neutralResetEnd()
+	}
 	// Zero padding to a whole number of 32-byte blocks, as hardware
 	// buffers are (MISC tokens with no delta).
 	for g.last && e.offset()%32 != 0 {
@@ -590,6 +593,9 @@ func (g *gen) step(a *actor) {
 		g.rtV += uint64(step) * 4 / 20
 	case actEvents:
 		if g.closing {
+			if g.e.resetPending {
+				g.e.neutralResetEnd()
+			}
 			a.done = true
 			return
 		}
@@ -610,8 +616,18 @@ func (g *gen) step(a *actor) {
 				e.misc(d, miscPacketLost)
 			}
 		case 4:
-			e.misc(d, miscTime)
-			if g.seg == 0 { // later segments do not know the time base
+			switch {
+			case g.seg > 0: // later segments do not know the time base
+				e.misc(d, miscTime)
+			case e.resetPending:
+				e.misc(d, miscTime)
+				e.neutralResetEnd()
+			case g.r.oneIn(2):
+				// The TIME token comes at a later step, after other
+				// tokens (the decoder's look-ahead queue).
+				e.neutralResetBegin(d)
+			default:
+				e.misc(d, miscTime)
 				e.timeResetNeutral()
 			}
 		}
