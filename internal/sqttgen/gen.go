@@ -77,6 +77,9 @@ type Config struct {
 	// ContextSwitch saves and restores the traced waves now and then
 	// (MISC SAVE_CONTEXT, WAVE_START with count 70, INST PC + INST_PC).
 	ContextSwitch bool
+	// Traps sends waves to their (untraced) trap handler now and then:
+	// GO_TO_TRAP, then INST PC + INST_PC back to the next instruction.
+	Traps bool
 	// Replays adds XNACK replay INST tokens after memory instructions.
 	Replays bool
 	// Truncate ends the trace as soon as the first wave slot is done, with

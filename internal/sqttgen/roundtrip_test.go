@@ -43,6 +43,7 @@ func seedConfig(ix *wire.Index, seed uint64) Config {
 		Replays:         r.oneIn(2),
 		Pipeline:        r.oneIn(2),
 		ContextSwitch:   r.oneIn(3),
+		Traps:           r.oneIn(3),
 		Truncate:        r.oneIn(5),
 		BarrierMessages: r.oneIn(2),
 		DoubleBuffer:    r.oneIn(4),

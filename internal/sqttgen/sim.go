@@ -876,6 +876,22 @@ func (g *gen) planInst(a *actor, w *walk) error {
 	}
 	l := &pr.lines[w.cur]
 	w.steps++
+	if g.cfg.Traps && r.oneIn(150) {
+		// The wave goes to its trap handler (INST GO_TO_TRAP, category
+		// CONTEXT) and comes back to the next instruction: INST of type
+		// PC and INST_PC (spec §2.2.6).
+		t := w.ready
+		a.push(ev{t: t, kind: evIssue, line: w.cur})
+		tn := max(t+4*int64(r.rangeIn(0, 2)), w.lastInst)
+		a.push(ev{t: tn, kind: evInst, typ: instGoToTrap})
+		tb := tn + 4*int64(r.rangeIn(5, 200))
+		a.push(ev{t: tb, kind: evInst, typ: instPC})
+		a.push(ev{t: tb, kind: evInstPC, line: w.cur})
+		w.lastInst = tb
+		w.ready = tb + 4*int64(r.rangeIn(1, 4))
+		w.anchor = true
+		return nil
+	}
 	if g.cfg.Replays && w.lastMem != 0xFF && w.sinceMem >= 1 && r.oneIn(12) {
 		// An XNACK replay of the last memory instruction: its own ISSUE
 		// and INST; the decoder extends the original and drops it.
