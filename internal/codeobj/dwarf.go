@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"github.com/attkit/attkit/internal/pypath"
 	"io"
 	"sort"
 	"strconv"
@@ -149,7 +150,7 @@ func unitRanges(d *dwarf.Data, raw *rawSections, cu *dwarf.Entry, budget int) (o
 		if lf == nil || lf.Name == "" {
 			return "", false
 		}
-		return normPath(lf.Name), true
+		return pypath.Normpath(lf.Name), true
 	}
 
 	// The line rows.

@@ -3,6 +3,7 @@ package codeobj
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/attkit/attkit/internal/pypath"
 	"strings"
 )
 
@@ -327,7 +328,7 @@ func (h *lineHeader) resolve(idx int) (string, bool) {
 	if found {
 		name = joinPath(dir, name)
 	}
-	return normPath(name), true
+	return pypath.Normpath(name), true
 }
 
 // joinPath joins like Python's posixpath.join(a, b): an absolute b wins.
@@ -339,36 +340,4 @@ func joinPath(a, b string) string {
 		return a + b
 	}
 	return a + "/" + b
-}
-
-// normPath normalises a path lexically like Python's posixpath.normpath:
-// it collapses ".", ".." and repeated separators, keeps a leading "//"
-// (exactly two slashes) and turns "" into ".".
-func normPath(p string) string {
-	if p == "" {
-		return "."
-	}
-	initial := 0
-	if strings.HasPrefix(p, "/") {
-		initial = 1
-		if strings.HasPrefix(p, "//") && !strings.HasPrefix(p, "///") {
-			initial = 2
-		}
-	}
-	var out []string
-	for _, c := range strings.Split(p, "/") {
-		if c == "" || c == "." {
-			continue
-		}
-		if c != ".." || (initial == 0 && len(out) == 0) || (len(out) > 0 && out[len(out)-1] == "..") {
-			out = append(out, c)
-		} else if len(out) > 0 {
-			out = out[:len(out)-1]
-		}
-	}
-	s := strings.Repeat("/", initial) + strings.Join(out, "/")
-	if s == "" {
-		return "."
-	}
-	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/attkit/attkit/internal/pypath"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -53,7 +54,7 @@ func readDwarfdumpLines(t *testing.T, tool, path string) []dwarfdumpRow {
 		} else if m := ddDirIRE.FindStringSubmatch(line); m != nil && cur >= 0 {
 			// DWARF 5 (the committed objects): the index is direct.
 			d, _ := strconv.Atoi(m[1])
-			files[cur] = normPath(joinPath(dirs[d], files[cur]))
+			files[cur] = pypath.Normpath(joinPath(dirs[d], files[cur]))
 		} else if m := ddRowRE.FindStringSubmatch(line); m != nil {
 			a, _ := strconv.ParseUint(m[1], 16, 64)
 			l, _ := strconv.Atoi(m[2])
@@ -164,7 +165,7 @@ func checkSymbolizer(t *testing.T, tool, path string) {
 			k := strings.LastIndexByte(loc, ':')
 			loc = loc[:k]
 			k = strings.LastIndexByte(loc, ':')
-			file, line := normPath(loc[:k]), loc[k+1:]
+			file, line := pypath.Normpath(loc[:k]), loc[k+1:]
 			if line == "0" {
 				line = "?"
 			}
@@ -213,8 +214,8 @@ func TestNormPath(t *testing.T) {
 		"testdata/./k.cl":  "testdata/k.cl",
 		"/src/inc/../k.cl": "/src/k.cl",
 	} {
-		if got := normPath(in); got != want {
-			t.Errorf("normPath(%q) = %q, want %q", in, got, want)
+		if got := pypath.Normpath(in); got != want {
+			t.Errorf("pypath.Normpath(%q) = %q, want %q", in, got, want)
 		}
 	}
 	for _, c := range [][3]string{{"/src", "k.cl", "/src/k.cl"}, {"/src/", "k.cl", "/src/k.cl"}, {"/src", "/abs/k.cl", "/abs/k.cl"}, {"", "k.cl", "k.cl"}, {"inc", "x.h", "inc/x.h"}} {

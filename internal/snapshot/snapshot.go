@@ -7,6 +7,7 @@ package snapshot
 
 import (
 	"errors"
+	"github.com/attkit/attkit/internal/pypath"
 	"io"
 	"os"
 	"path/filepath"
@@ -40,7 +41,7 @@ func Paths(ix *wire.Index) []string {
 		}
 		last = r.Source
 		for _, m := range pathRE.FindAllStringSubmatch(r.Source, -1) {
-			p := normPath(m[1])
+			p := pypath.Normpath(m[1])
 			if !seen[p] {
 				seen[p] = true
 				out = append(out, p)
@@ -175,34 +176,4 @@ func Copy(src, dst string) error {
 		}
 	}
 	return nil
-}
-
-// normPath normalises like Python's posixpath.normpath.
-func normPath(p string) string {
-	if p == "" {
-		return "."
-	}
-	initial := 0
-	if strings.HasPrefix(p, "/") {
-		initial = 1
-		if strings.HasPrefix(p, "//") && !strings.HasPrefix(p, "///") {
-			initial = 2
-		}
-	}
-	var out []string
-	for _, c := range strings.Split(p, "/") {
-		if c == "" || c == "." {
-			continue
-		}
-		if c != ".." || (initial == 0 && len(out) == 0) || (len(out) > 0 && out[len(out)-1] == "..") {
-			out = append(out, c)
-		} else if len(out) > 0 {
-			out = out[:len(out)-1]
-		}
-	}
-	s := strings.Repeat("/", initial) + strings.Join(out, "/")
-	if s == "" {
-		return "."
-	}
-	return s
 }

@@ -1,0 +1,26 @@
+package pypath
+
+import "testing"
+
+// The expectations are what CPython's posixpath.normpath returns.
+func TestNormpath(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                  ".",
+		".":                 ".",
+		"/":                 "/",
+		"//":                "//",
+		"///":               "/",
+		"//a/./b":           "//a/b",
+		"a/b/../c":          "a/c",
+		"../a":              "../a",
+		"a/../..":           "..",
+		"/../a":             "/a",
+		"src/./k.cl":        "src/k.cl",
+		"/opt//rocm/x/../y": "/opt/rocm/y",
+		"a/b/":              "a/b",
+	} {
+		if got := Normpath(in); got != want {
+			t.Errorf("Normpath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
