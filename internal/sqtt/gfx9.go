@@ -474,12 +474,11 @@ func (g *gfx9) flushOcc() error {
 		batch = append(batch, g.occ...)
 		g.occBatch = batch
 	}
-	// Delayed attribution of the start PCs (2.2.6, end of buffer); an END
-	// took its PC, re-translated, at its WAVE_END.
+	// Delayed attribution (2.1.3) of every record still unattributed, ends
+	// included (an occupancy-only wave may end before a late load), as
+	// AMD's library does.
 	for i := range batch {
-		if batch[i].Start {
-			batch[i].PC = g.regs.code.late(batch[i].PC)
-		}
+		batch[i].PC = g.regs.code.late(batch[i].PC)
 	}
 	err := g.em.occupancy(batch)
 	g.occ, g.occFront = g.occ[:0], g.occFront[:0]

@@ -53,8 +53,9 @@ func TestDispatchAndEvents(t *testing.T) {
 func TestLateAttribution(t *testing.T) {
 	for _, fromStart := range []bool{true, false} {
 		tr := newTB(5, 0, false).pgm(1, 0, 0x1000).
-			at(100).waveStart(0, 0, 0, 1, 0, 1, 0).waveStart(1, 0, 0, 1, 0, 1, 0).
+			at(100).waveStart(0, 0, 0, 1, 0, 1, 0).waveStart(1, 0, 0, 1, 0, 1, 0).waveStart(2, 0, 0, 1, 0, 1, 0).
 			at(120).issue1(isInst).at(124).inst(0, 0, instSALU32).
+			at(140).waveEnd(2, 0, 0). // ends before the load: attributed at the flush
 			at(152).roc().codeObject(0x1000, 0x100, 7, fromStart, false).
 			at(160).waveEnd(0, 0, 0).
 			at(164).waveEnd(1, 0, 0)
@@ -79,6 +80,8 @@ func TestLateAttribution(t *testing.T) {
 			occB(
 				occStart(pc.Address, pc.CodeObjectID, 100, 0, 0, 0, 1, 0, 0),
 				occStart(pc.Address, pc.CodeObjectID, 100, 1, 0, 0, 1, 0, 0),
+				occStart(pc.Address, pc.CodeObjectID, 100, 2, 0, 0, 1, 0, 0),
+				occEnd(pc.Address, pc.CodeObjectID, 140, 2, 0, 0),
 				occEnd(pc.Address, pc.CodeObjectID, 160, 0, 0, 0),
 				occEnd(pc.Address, pc.CodeObjectID, 164, 1, 0, 0),
 			),
