@@ -77,6 +77,9 @@ type Config struct {
 	// ContextSwitch saves and restores the traced waves now and then
 	// (MISC SAVE_CONTEXT, WAVE_START with count 70, INST PC + INST_PC).
 	ContextSwitch bool
+	// MergeIssues writes the ISSUE statuses of waves of one SIMD that are
+	// due at the same time in one ISSUE token.
+	MergeIssues bool
 	// Traps sends waves to their (untraced) trap handler now and then:
 	// GO_TO_TRAP, then INST PC + INST_PC back to the next instruction.
 	Traps bool

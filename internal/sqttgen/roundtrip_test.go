@@ -44,6 +44,7 @@ func seedConfig(ix *wire.Index, seed uint64) Config {
 		Pipeline:        r.oneIn(2),
 		ContextSwitch:   r.oneIn(3),
 		Traps:           r.oneIn(3),
+		MergeIssues:     r.oneIn(2),
 		Truncate:        r.oneIn(5),
 		BarrierMessages: r.oneIn(2),
 		DoubleBuffer:    r.oneIn(4),

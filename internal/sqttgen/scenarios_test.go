@@ -338,6 +338,33 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		// Not an A.2 row: spec §2.1.3 delayed attribution of occupancy
+		// records, ends included (AMD's 0.1.6 does it too).
+		name: "late code object load attributes ended waves",
+		ix:   coIndex(5, row{0x0, 8, "s_load_dword s0, s[0:1], 0x0"}, row{0x8, 4, "s_endpgm"}),
+		build: func(e *enc) {
+			e.regCS(0, 1, 0, regPgmLo, 0x10)
+			e.regCS(0, 1, 0, regPgmHi, 0)
+			e.waveStart(e.at(100), 0, 2, 1, 1, 1, 0, 1, 0)
+			e.waveEnd(e.at(140), 0, 2, 1, 1)
+			e.waveStart(e.at(160), 0, 3, 1, 1, 1, 0, 1, 0)
+			e.at(200)
+			loadAt(e, 5)
+			e.waveEnd(e.at(240), 0, 3, 1, 1)
+		},
+		check: func(t *testing.T, want []wire.Batch) {
+			o := batchesOf(want, wire.TypeOccupancy)
+			if len(o) != 1 || len(o[0].Occupancy) != 4 {
+				t.Fatalf("occupancy %+v, want 4 records", o)
+			}
+			for _, r := range o[0].Occupancy {
+				if r.PC != (wire.PC{Address: 0, CodeObjectID: 5}) {
+					t.Fatalf("occupancy %+v: PC not attributed to code object 5", r)
+				}
+			}
+		},
+	},
+	{
 		name: "end without start",
 		ix:   b1Index(0x1000, 0),
 		build: func(e *enc) {

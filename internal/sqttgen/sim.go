@@ -130,6 +130,7 @@ type gen struct {
 	kernels []kinfo
 	cos     []coInfo
 	actors  []*actor
+	bySIMD  [4][]*actor // slot actors per SIMD (MergeIssues)
 	cal     calendar
 	slots   int // slot actors not done
 	closing bool
@@ -347,6 +348,7 @@ func (g *gen) simulate() {
 				t: t0 + 4*int64(g.r.intn(40))}
 			a.push(ev{t: a.t, kind: evStart})
 			add(a)
+			g.bySIMD[simd] = append(g.bySIMD[simd], a)
 			g.slots++
 		}
 	}
@@ -743,6 +745,42 @@ func (g *gen) stepContextSwitch(a *actor) {
 	a.t = e.clock + 4*int64(g.r.rangeIn(500, 4000))
 }
 
+var issueStatus = [...]uint8{evStall: issueStall, evIssue: issueInst, evImmed: issueImmed}
+
+// issueToken writes the ISSUE token of ev for slot a, together with the
+// ISSUE statuses other slots of the same SIMD have due at the same time
+// (one token carries the statuses of all ten wave slots).
+func (g *gen) issueToken(a *actor, first *ev, d uint64) {
+	var st [10]uint8
+	var pcs [10]wire.PC
+	add := func(b *actor, x *ev) {
+		st[b.slot] = issueStatus[x.kind]
+		if x.kind != evStall {
+			pcs[b.slot] = g.prog.lines[x.line].pc
+			g.stats.Instructions++
+		}
+	}
+	add(a, first)
+	if g.cfg.MergeIssues {
+		for _, b := range g.bySIMD[a.simd] {
+			if b == a || b.done || b.parked || b.qh >= len(b.q) {
+				continue
+			}
+			h := &b.q[b.qh]
+			if h.t != first.t || h.deferred || h.kind != evStall && h.kind != evIssue && h.kind != evImmed {
+				continue
+			}
+			add(b, h)
+			b.qh++
+			b.prim--
+			if b.qh == len(b.q) {
+				b.q, b.qh = b.q[:0], 0
+			}
+		}
+	}
+	g.e.issue(d, uint64(a.simd), &st, &pcs)
+}
+
 // stepSlot writes the slot's next event and plans more when its queue is
 // empty.
 // refill plans the slot's next tokens when only deferred ones are left;
@@ -788,14 +826,8 @@ func (g *gen) stepSlot(a *actor) {
 			uint64(g.r.intn(64)), uint64(g.r.intn(8)))
 		a.w = &walk{k: k, cur: k.entry, anchor: true, ready: ev.t + 4*int64(g.r.rangeIn(1, 12)), lastMem: 0xFF}
 		g.stats.Waves++
-	case evStall:
-		e.issue1(d, simd, slot, issueStall, wire.PC{})
-	case evIssue:
-		e.issue1(d, simd, slot, issueInst, g.prog.lines[ev.line].pc)
-		g.stats.Instructions++
-	case evImmed:
-		e.issue1(d, simd, slot, issueImmed, g.prog.lines[ev.line].pc)
-		g.stats.Instructions++
+	case evStall, evIssue, evImmed:
+		g.issueToken(a, &ev, d)
 	case evInst:
 		e.inst(d, simd, slot, uint64(ev.typ))
 	case evInstPC:
