@@ -145,8 +145,8 @@ type rdLine struct {
 	wait, beforeWait bool
 }
 
-func rdLineKind(l *line, gen int) rdLine {
-	cls := rdClassify(l.text, gen)
+func rdLineKind(l *line, gen int, compat bool) rdLine {
+	cls := rdClassify(l.text, gen, compat)
 	r := rdLine{cls: cls}
 	switch {
 	case l.text == "":
@@ -358,7 +358,7 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 	g.prog = prog
 	g.rl = make([]rdLine, len(prog.lines))
 	for i := range prog.lines {
-		g.rl[i] = rdLineKind(&prog.lines[i], g.gen)
+		g.rl[i] = rdLineKind(&prog.lines[i], g.gen, cfg.Compat016)
 	}
 	for i := range prog.lines {
 		for _, s := range [2]int32{prog.lines[i].next, prog.lines[i].target} {

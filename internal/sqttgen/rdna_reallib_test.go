@@ -16,10 +16,10 @@ import (
 // TestRealLibraryRDNA is the differential test for RDNA: generated gfx10,
 // gfx11 and gfx12 traces (test kernels and the hand kernel) decoded by
 // AMD's rocprof-trace-decoder library must give the generator's expected
-// records. With a 0.1.x library the expectation is the 0.1.6 one (spec
-// A.3: no gfx10/11 barrier extension, held waves before the occupancy
-// batch) and the newer record fields are cleared on both sides
-// (Normalize016). Skipped unless ROCPROF_TRACE_DECODER_LIB names the
+// records. With a 0.1.x library the expectation is the 0.1.6 one
+// (Compat016: spec A.3 and the RDNA differences observed with the 0.1.6
+// binary, listed on rmodel.compat016) and the newer record fields are
+// cleared on both sides (Normalize016). Skipped unless ROCPROF_TRACE_DECODER_LIB names the
 // library.
 func TestRealLibraryRDNA(t *testing.T) {
 	if os.Getenv(cdec.EnvLib) == "" {
@@ -30,7 +30,8 @@ func TestRealLibraryRDNA(t *testing.T) {
 		t.Fatalf("%s=%s: %v", cdec.EnvLib, os.Getenv(cdec.EnvLib), err)
 	}
 	defer d.Close()
-	old := strings.HasPrefix(d.Version(), "0.1.")
+	v := d.Version()
+	old := v == "0.1" || strings.HasPrefix(v, "0.1.") // 0.1.x libraries report "0.1"
 	t.Logf("library %s, version %q", d.Path(), d.Version())
 	type tcase struct {
 		name string
@@ -53,6 +54,17 @@ func TestRealLibraryRDNA(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.cfg.Compat016 = old
+			if old {
+				// 0.1.6 emits an RDNA wave at its WAVE_END, before the
+				// late attribution at the end of the buffer: a wave that
+				// started before a late load keeps no PCs. Its handling
+				// of dp_derate is not known.
+				c.cfg.LateLoad = false
+				c.o.DPDerate = 0
+				c.o.ContextSwitch = false
+				c.o.ExtStarts = false
+				c.cfg.PacketLoss = false
+			}
 			trace, want, err := GenerateRDNA(c.cfg, c.o)
 			if err != nil {
 				t.Fatal(err)

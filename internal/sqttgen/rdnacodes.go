@@ -202,8 +202,9 @@ const clsVMovB64 lineClass = 20
 
 // rdClassify is the stitcher's category of an instruction text on RDNA
 // (spec §3.2): the gfx9 post-rules do not apply (s_barrier stays IMMED,
-// v_mfma_scale_ is plain VALU); gfx12 adds V_MOV_B64 and ds_bvh as BVH.
-func rdClassify(text string, gen int) lineClass {
+// v_mfma_scale_ is plain VALU); gfx12 adds V_MOV_B64 and ds_bvh as BVH
+// (the 0.1.6 library, compat, has neither).
+func rdClassify(text string, gen int, compat bool) lineClass {
 	c := classify(text)
 	switch c {
 	case clsGFX9Barrier:
@@ -213,9 +214,9 @@ func rdClassify(text string, gen int) lineClass {
 	}
 	if gen >= 12 {
 		switch {
-		case c == clsVALU && strings.HasPrefix(text, "v_mov_b64"):
+		case c == clsVALU && strings.HasPrefix(text, "v_mov_b64") && !compat:
 			c = clsVMovB64
-		case c == clsLDS && strings.HasPrefix(text, "ds_bvh"):
+		case c == clsLDS && strings.HasPrefix(text, "ds_bvh") && !compat:
 			c = clsBVH
 		}
 	}

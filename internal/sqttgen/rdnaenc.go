@@ -130,6 +130,7 @@ type rtok struct {
 	flags              uint32
 	short, priv        bool
 	lost               bool // a packet loss was consumed at this token
+	w64                bool // INST / VALU_INST wave64 bit
 	hdr                RDNAHeader
 	pc                 wire.PC
 	pcs                *[16]wire.PC
@@ -493,16 +494,18 @@ func (e *renc) waveEnd(t int64, sa, wgp, simd, wid uint8, pc wire.PC) {
 // inst writes an INST token.
 func (e *renc) inst(t int64, wid uint8, code uint16, pc wire.PC) {
 	var f uint64
+	w64 := e.rnd(2)
 	if e.gen >= 12 {
-		f = uint64(e.rnd(2))<<6 | uint64(wid&31)<<7 | uint64(code&0xFF)<<12
+		f = w64<<6 | uint64(wid&31)<<7 | uint64(code&0xFF)<<12
 	} else {
-		f = uint64(e.rnd(2))<<7 | uint64(wid&31)<<8 | uint64(code&0x7F)<<13
+		f = w64<<7 | uint64(wid&31)<<8 | uint64(code&0x7F)<<13
 	}
-	e.tok(rtInst, t, f, 0, rtok{wid: wid, code: code, pc: pc})
+	e.tok(rtInst, t, f, 0, rtok{wid: wid, code: code, pc: pc, w64: w64 != 0})
 }
 
 func (e *renc) valu(t int64, wid uint8, pc wire.PC) {
-	e.tok(rtValu, t, uint64(e.rnd(2))<<6|uint64(wid&31)<<7, 0, rtok{wid: wid, pc: pc})
+	w64 := e.rnd(2)
+	e.tok(rtValu, t, w64<<6|uint64(wid&31)<<7, 0, rtok{wid: wid, pc: pc, w64: w64 != 0})
 }
 
 func (e *renc) immOne(t int64, wid uint8, pc wire.PC) {

@@ -55,9 +55,15 @@ type rmodel struct {
 	rtFreqSet            bool
 
 	waveIncSent, stitchSent bool
-	// compat016 gives the 0.1.6 library's records (spec A.3 items 3 and
-	// 4): no barrier extension, and the waves still held at the end of
-	// the buffer come before the occupancy batch.
+	// compat016 gives the 0.1.6 library's records: no barrier extension
+	// (spec A.3 item 3); and, observed with the 0.1.6 binary beyond A.3:
+	// each wave is stitched and emitted at its WAVE_END (so before the
+	// occupancy batch, A.3 item 4, and before any late attribution; waves
+	// still in flight at the end come after it, as newest), the
+	// wave64 bit of INST and VALU_INST doubles the cycles, dprate is 0
+	// for a DPRate field of 0, gfx11 codes 10 and 15 take 1 and 16
+	// cycles, gfx12 other-SIMD codes 85..89 are LDS (not FLAT), and gfx12
+	// ds_bvh stays LDS and v_mov_b64 plain VALU (no V_MOV_B64 rule).
 	compat016 bool
 	exclBW    bool   // gfx12 header exclude_barrier_wait
 	gaps      []rgap // excluded barrier waits of the wave being stitched
@@ -129,7 +135,11 @@ func (m *rmodel) process(tk *rtok) {
 		m.inst(tk)
 	case rtValu:
 		if w := m.top(tk.wid); w != nil {
-			m.valu(w, tk.t, tk.pc)
+			d := int64(1)
+			if m.compat016 && tk.w64 {
+				d = 2
+			}
+			m.valu(w, tk.t, d, tk.pc)
 		}
 	case rtImmOne:
 		if w := m.top(tk.wid); w != nil {
@@ -167,7 +177,24 @@ func (m *rmodel) header(h RDNAHeader) {
 	m.target = h.DSA<<7 + h.DWGP&7
 	m.targetSIMD = h.DSIMD & 3
 	dp, de := rdRates(h)
+	if m.compat016 {
+		mask := uint8(7)
+		if m.ver < 3 {
+			mask = 0xF
+		}
+		if h.DPRate&mask == 0 {
+			dp = 0
+		}
+	}
 	m.codes = rdCodeTable(m.gen, dp, de)
+	if m.compat016 && m.gen == 11 {
+		m.codes[10].cycles, m.codes[15].cycles = 1, 16
+	}
+	if m.compat016 && m.gen == 12 {
+		for c := 85; c <= 89; c++ {
+			m.codes[c].cat = wire.CatLDS
+		}
+	}
 	gfxip := uint64(10)
 	switch {
 	case m.ver == 3:
@@ -371,6 +398,10 @@ func (m *rmodel) waveEnd(tk *rtok) {
 	if cu == m.target && tk.simd == m.targetSIMD {
 		if w := m.top(tk.wid); w != nil && !w.complete {
 			m.completeWave(w, tk.t, tk.pc)
+			if m.compat016 {
+				m.emitWave(w, false)
+				m.slots[tk.wid] = m.slots[tk.wid][:len(m.slots[tk.wid])-1]
+			}
 		}
 	}
 	k := occKey(cu, tk.simd, tk.wid)
@@ -423,12 +454,12 @@ func (m *rmodel) bxCheck(w *rwave, t int64) {
 	}
 }
 
-func (m *rmodel) valu(w *rwave, t int64, pc wire.PC) {
+func (m *rmodel) valu(w *rwave, t, cycles int64, pc wire.PC) {
 	m.bxCheck(w, t)
 	if w.trap != trapRestored {
 		return
 	}
-	time, dur, stall := t, int64(1), int64(0)
+	time, dur, stall := t, cycles, int64(0)
 	if w.cur == wire.StateStall && w.last < t {
 		stall = t - w.last
 		dur += stall
@@ -497,6 +528,9 @@ func (m *rmodel) inst(tk *rtok) {
 		return
 	}
 	time, dur, stall := t, int64(c.cycles), int64(0)
+	if m.compat016 && tk.w64 {
+		dur *= 2
+	}
 	if w.cur == wire.StateStall && w.last < t {
 		stall = t - w.last
 		dur += stall
@@ -765,9 +799,6 @@ func (m *rmodel) end() {
 	for len(m.q) > 0 {
 		m.process(&m.q[0])
 		m.q = m.q[1:]
-	}
-	if m.compat016 {
-		m.emitHeld()
 	}
 	m.flushOcc(true)
 	if len(m.rt) > 0 {

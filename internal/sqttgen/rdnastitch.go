@@ -35,7 +35,7 @@ func (m *rmodel) line(pc wire.PC) *rline {
 	if m.isa != nil {
 		if text, size, ok := m.isa(pc); ok {
 			size = max(size, 4)
-			l = &rline{text: text, cls: rdClassify(text, m.gen), pc: pc,
+			l = &rline{text: text, cls: rdClassify(text, m.gen, m.compat016), pc: pc,
 				next: wire.PC{Address: pc.Address + size, CodeObjectID: pc.CodeObjectID}}
 			if l.cls == clsBranch {
 				l.target = wire.PC{Address: uint64(int64(pc.Address) + 4 + 4*branchOffset(text)), CodeObjectID: pc.CodeObjectID}
