@@ -55,15 +55,20 @@ func TestRealLibraryRDNA(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.cfg.Compat016 = old
 			if old {
-				// 0.1.6 emits an RDNA wave at its WAVE_END, before the
-				// late attribution at the end of the buffer: a wave that
-				// started before a late load keeps no PCs. Its handling
-				// of dp_derate is not known.
+				// Left out for 0.1.x, each observed with the 0.1.6
+				// binary (sqtt-mismatches.md "RDNA and AMD's 0.1.6
+				// library"): it emits a wave at its WAVE_END, before
+				// the late attribution at the end of the buffer, so a
+				// wave started before a late load keeps no PCs; it
+				// decodes nothing after a WAVE_START_EXT; it makes no
+				// CONTEXT instruction for context save/restore or
+				// traps; it adds no occupancy END for a wave whose end
+				// a packet loss hid. Its dp_derate handling is unknown.
 				c.cfg.LateLoad = false
-				c.o.DPDerate = 0
-				c.o.ContextSwitch = false
 				c.o.ExtStarts = false
+				c.o.ContextSwitch = false
 				c.cfg.PacketLoss = false
+				c.o.DPDerate = 0
 			}
 			trace, want, err := GenerateRDNA(c.cfg, c.o)
 			if err != nil {
