@@ -11,7 +11,7 @@ import (
 // (the benchmark-trace path of scripts/gentrace).
 func BenchmarkGenerate(b *testing.B) {
 	ix := loadIndex(b, "gfx942.index")
-	cfg := Config{Index: ix, Seed: 1, Instrument: true, WavesPerSIMD: 4, TargetBytes: 16 << 20}
+	cfg := Config{Index: ix, Seed: 1, Instrument: true, WavesPerSIMD: 4, TargetBytes: 64 << 20}
 	var st Stats
 	for i := 0; i < b.N; i++ {
 		var err error

@@ -112,6 +112,10 @@ func (a *actor) push(e ev) {
 	if !e.deferred {
 		a.prim++
 	}
+	if n := len(a.q); n == a.qh || a.q[n-1].t <= e.t {
+		a.q = append(a.q, e)
+		return
+	}
 	i := len(a.q)
 	for i > a.qh && a.q[i-1].t > e.t {
 		i--
@@ -751,6 +755,15 @@ var issueStatus = [...]uint8{evStall: issueStall, evIssue: issueInst, evImmed: i
 // ISSUE statuses other slots of the same SIMD have due at the same time
 // (one token carries the statuses of all ten wave slots).
 func (g *gen) issueToken(a *actor, first *ev, d uint64) {
+	if !g.cfg.MergeIssues {
+		var pc wire.PC
+		if first.kind != evStall {
+			pc = g.prog.lines[first.line].pc
+			g.stats.Instructions++
+		}
+		g.e.issue1(d, uint64(a.simd), uint64(a.slot), issueStatus[first.kind], pc)
+		return
+	}
 	var st [10]uint8
 	var pcs [10]wire.PC
 	add := func(b *actor, x *ev) {
