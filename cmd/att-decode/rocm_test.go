@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -219,54 +220,186 @@ const rocmB2 = `
 02 80 43 c3 02 00 00 00 02 80 43 c3 20 00 00 00 30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
 00 00 00 00 00 00`
 
-// rocmNormalize removes what may differ between the library and the native
-// decoder: C struct sizes and, for a 0.1.x library, the documented 0.1.6
-// differences (sqtt-format.md §4.6 and A.3): no EVENT/DISPATCH/MARKER
-// records, no wave or occupancy fields beyond the 0.1.6 layout, and the gfx9
-// wave end (end time and last timeline segment).
-func rocmNormalize(bs []wire.Batch, old bool) []wire.Batch {
-	var out []wire.Batch
-	for _, b := range bs {
-		b = sqttgen.CloneBatch(&b)
-		if old && (b.Type == wire.TypeEvent || b.Type == wire.TypeDispatch || b.Type == wire.TypeMarker) {
+// Differences between AMD's 0.1.6 library and the native decoder (which
+// follows the newest behaviour), for TestRocmMatchesNative.
+//
+// Generated traces need no allowance here: the generator models both
+// versions (sqttgen.Config.Compat016), so the test checks rocm == generator
+// (0.1.6 model) and native == generator (newest model) on the same bytes,
+// which together say that the two backends differ exactly by the modelled
+// 0.1.6 differences.
+//
+// The Appendix B vectors and the bundled capture have no generator model:
+// for them allow016 rewrites the native records into what 0.1.6 reports,
+// one documented difference at a time (each names its source), and the
+// library's records must then be equal to them, field by field.
+
+// allow016 returns the native decoder's records of a gfx9 trace as AMD's
+// 0.1.6 library reports them. It applies only these differences:
+//
+//   - layouts (sqtt-format.md §4.6, A.3 item 5): 0.1.6 has no EVENT,
+//     DISPATCH or MARKER records, no wave dispatcher, workgroup, cluster or
+//     size, and an occupancy word with the start bit only
+//     (sqttgen.Normalize016; markers from §4.6 "marker ... structs absent");
+//   - gfx9 wave completion (A.3 item 1, §2.2.6 "Complete a wave"): a wave
+//     finished by WAVE_END at token time t ends at t, not t + 4, and its
+//     last timeline segment is typed IDLE and 4 shorter (absent when that
+//     leaves nothing, since 0.1.6 appends it only when t > state_start);
+//   - OTHER_MSG (A.3 item 2, sqtt-format.md §2.2.4 type 15): 0.1.6 drops
+//     the MESSAGE instruction, and (team notes sqtt-mismatches.md, "gfx9 vs
+//     AMD's 0.1.6 library" item c) the unfinished entry stays in 0.1.6's
+//     list, so the IMMED right after it starts no earlier than the dropped
+//     message's time: the IMMED and its WAIT segment start at that time
+//     and keep their end (dropMessages016).
+//
+// Not applied, because the traces compared here do not contain them (a
+// difference there fails the test): delayed attribution of waves ended
+// before a late code-object load (notes item a), the category of unresolved
+// placeholders (item b), shader-data batches of 65537 (item d).
+func allow016(native []wire.Batch) []wire.Batch {
+	bs := make([]wire.Batch, 0, len(native))
+	for i := range native {
+		if native[i].Type == wire.TypeMarker {
 			continue
 		}
-		for i := range b.Waves {
-			w := &b.Waves[i]
-			w.Size = 0
-			if old {
-				w.Dispatcher, w.WorkgroupID, w.ClusterID, w.Reserved, w.EndTime = 0, 0, 0, 0, 0
-				if n := len(w.Timeline); n > 0 {
+		bs = append(bs, sqttgen.CloneBatch(&native[i]))
+	}
+	bs = sqttgen.Normalize016(bs)
+
+	// The WAVE_END token times: the occupancy END records of the slots.
+	type end struct {
+		cu, simd, wave uint8
+		t              int64
+	}
+	ends := map[end]bool{}
+	for _, b := range bs {
+		for _, o := range b.Occupancy {
+			if !o.Start {
+				ends[end{o.CU, o.SIMD, o.WaveID, int64(o.Time)}] = true
+			}
+		}
+	}
+	for i := range bs {
+		for j := range bs[i].Waves {
+			w := &bs[i].Waves[j]
+			dropMessages016(w)
+			if !ends[end{w.CU, w.SIMD, w.WaveID, w.EndTime - 4}] || timelineSum(w) != w.EndTime-w.BeginTime {
+				continue // not finished by a WAVE_END (incomplete)
+			}
+			w.EndTime -= 4
+			if n := len(w.Timeline); n > 0 {
+				last := &w.Timeline[n-1]
+				if last.Duration -= 4; last.Duration <= 0 {
 					w.Timeline = w.Timeline[:n-1]
+				} else {
+					last.Type = wire.StateIdle
 				}
 			}
 		}
-		for i := range b.Occupancy {
-			if old {
-				start := b.Occupancy[i].Start
-				b.Occupancy[i].SetWord(0)
-				b.Occupancy[i].Start = start
-			}
-		}
-		for i := range b.Events {
-			b.Events[i].Size = 0
-		}
-		for i := range b.Dispatches {
-			b.Dispatches[i].Size = 0
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
-// wavesOnly keeps of each wave its slot and begin time.
-func wavesOnly(bs []wire.Batch) []wire.Batch {
-	for i := range bs {
-		for j, w := range bs[i].Waves {
-			bs[i].Waves[j] = wire.Wave{CU: w.CU, SIMD: w.SIMD, WaveID: w.WaveID, BeginTime: w.BeginTime}
-		}
 	}
 	return bs
+}
+
+// dropMessages016 removes the MESSAGE instructions of a gfx9 wave (A.3
+// item 2). In 0.1.6 the dropped entry stays, unfinished (duration 0), at the
+// end of the list (notes item c), so an ISSUE IMMED right after it gets
+// ti = min(end(that entry), t) = the message's time: the IMMED starts at the
+// message's time and keeps its end (duration and stall, equal for an IMMED,
+// change by the shift), and so does its WAIT timeline segment (spec §2.2.6
+// ISSUE IMMED), the segment before it taking up the difference.
+func dropMessages016(w *wire.Wave) {
+	ins := w.Instructions[:0]
+	msg := int64(-1)
+	for _, in := range w.Instructions {
+		if in.Category == wire.CatMessage {
+			msg = in.Time
+			continue
+		}
+		if msg >= 0 && in.Category == wire.CatImmed && in.Time != msg {
+			shift := in.Time - msg
+			shiftWait016(w, in.Time, in.Duration, shift)
+			in.Time, in.Duration, in.Stall = msg, in.Duration+int32(shift), uint32(int64(in.Stall)+shift)
+		}
+		msg = -1
+		ins = append(ins, in)
+	}
+	w.Instructions = ins
+}
+
+// shiftWait016 moves the start of the WAIT segment [start, start+dur) of an
+// IMMED back by shift cycles (forward when negative): the segment grows by
+// shift, the one before it shrinks by as much (and goes when empty).
+func shiftWait016(w *wire.Wave, start int64, dur int32, shift int64) {
+	t := w.BeginTime
+	for k, st := range w.Timeline {
+		if t == start && st.Type == wire.StateWait && st.Duration == dur && k > 0 {
+			w.Timeline[k].Duration += int32(shift)
+			if w.Timeline[k-1].Duration -= int32(shift); w.Timeline[k-1].Duration == 0 {
+				w.Timeline = append(w.Timeline[:k-1], w.Timeline[k:]...)
+			}
+			return
+		}
+		t += int64(st.Duration)
+	}
+}
+
+func timelineSum(w *wire.Wave) int64 {
+	var s int64
+	for _, st := range w.Timeline {
+		s += int64(st.Duration)
+	}
+	return s
+}
+
+// TestAllow016 checks the allowance on Appendix B.1, whose 0.1.6 values the
+// specification states: end 220 (newest 224), last segment IDLE 8 (newest
+// EXEC 12), the occupancy word reduced to the start bit.
+func TestAllow016(t *testing.T) {
+	code, out, errs := rocmRun("--backend", "native", "--index", rocmIndex(t, 0, 0x1000, gfx9Rows), "-q",
+		writeTemp(t, "b1.att", unhexRocm(t, rocmB1)))
+	if code != 0 {
+		t.Fatalf("native: exit %d: %s", code, errs)
+	}
+	_, nb := readStream(t, out)
+	var w *wire.Wave
+	for _, b := range allow016(nb) {
+		for i := range b.Waves {
+			w = &b.Waves[i]
+		}
+		for _, o := range b.Occupancy {
+			if o.Word() > 1 {
+				t.Errorf("occupancy %+v: word beyond the start bit", o)
+			}
+		}
+	}
+	if w == nil || w.EndTime != 220 || len(w.Timeline) != 8 || w.Timeline[7] != (wire.WaveState{Type: wire.StateIdle, Duration: 8}) {
+		t.Fatalf("B.1 wave after allow016: %+v", w)
+	}
+	in := []wire.Instruction{{Category: wire.CatSALU, Time: 100, Duration: 8}, {Category: wire.CatMessage, Time: 108, Duration: 20},
+		{Category: wire.CatImmed, Time: 104, Duration: 40, Stall: 40}}
+	w = &wire.Wave{Instructions: in}
+	dropMessages016(w)
+	if want := []wire.Instruction{in[0], {Category: wire.CatImmed, Time: 108, Duration: 36, Stall: 36}}; !reflect.DeepEqual(w.Instructions, want) {
+		t.Errorf("OTHER_MSG: %+v, want %+v", w.Instructions, want)
+	}
+	// The sample's shape: MESSAGE {608, 8}, IMMED {616, 120} (newest); 0.1.6
+	// reports IMMED {608, 128} and a WAIT of 128 after an EXEC 8 shorter.
+	w = &wire.Wave{BeginTime: 200, Timeline: []wire.WaveState{{Type: wire.StateExec, Duration: 416}, {Type: wire.StateWait, Duration: 120}},
+		Instructions: []wire.Instruction{{Category: wire.CatMessage, Time: 608, Duration: 8}, {Category: wire.CatImmed, Time: 616, Duration: 120, Stall: 120}}}
+	dropMessages016(w)
+	if want := (wire.Wave{BeginTime: 200, Timeline: []wire.WaveState{{Type: wire.StateExec, Duration: 408}, {Type: wire.StateWait, Duration: 128}},
+		Instructions: []wire.Instruction{{Category: wire.CatImmed, Time: 608, Duration: 128, Stall: 128}}}); !reflect.DeepEqual(*w, want) {
+		t.Errorf("OTHER_MSG: %+v, want %+v", *w, want)
+	}
+}
+
+func unhexRocm(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // loop kernel of the generated traces.
@@ -282,85 +415,109 @@ func TestRocmMatchesNative(t *testing.T) {
 	if lib == "" {
 		t.Skip("set ROCPROF_TRACE_DECODER_LIB to the path of librocprof-trace-decoder.so (ROCm 7.x, or AMD's 0.1.6 build) to compare --backend rocm with --backend native")
 	}
-	type tc struct {
-		name, trace, index string
-		barriers           bool // has OTHER_MSG barriers, which 0.1.6 drops
-	}
-	unhexS := func(s string) []byte {
-		b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-		if err != nil {
-			t.Fatal(err)
+	decode := func(t *testing.T, backend, trace, index string) (wire.Header, []wire.Batch) {
+		t.Helper()
+		args := []string{"--backend", backend, "--index", index, "-q", trace}
+		if backend == "rocm" {
+			args = append(args, "--lib", lib)
 		}
-		return b
+		code, out, errs := rocmRun(args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", backend, code, errs)
+		}
+		h, bs := readStream(t, out)
+		if len(bs) == 0 {
+			t.Fatalf("%s: no records", backend)
+		}
+		return h, bs
 	}
-	cases := []tc{
-		{"B.1", writeTemp(t, "b1.att", unhexS(rocmB1)), rocmIndex(t, 0, 0x1000, gfx9Rows), false},
-		{"B.2", writeTemp(t, "b2.att", unhexS(rocmB2)), rocmIndex(t, 7, 0, gfx9Rows), false},
+	is016 := func(h wire.Header) bool {
+		return h.BackendVersion == "0.1" || strings.HasPrefix(h.BackendVersion, "0.1.")
 	}
-	// The bundled sample capture (testdata/sample, gfx942).
-	sample := filepath.Join("..", "..", "testdata", "sample")
-	ix, err := codeobj.Build(context.Background(),
-		[]codeobj.Input{{ID: 1, Path: filepath.Join(sample, "31337_1_code_object_id_1.hsaco")}}, codeobj.Options{})
-	if err != nil {
-		t.Fatalf("indexing the sample code object: %v", err)
-	}
-	sampleIndex := writeIndexFile(t, ix)
-	atts, _ := filepath.Glob(filepath.Join(sample, "*.att"))
-	if len(atts) == 0 {
-		t.Fatal("no sample traces in testdata/sample")
-	}
-	for _, a := range atts {
-		cases = append(cases, tc{filepath.Base(a), a, sampleIndex, true})
-	}
+
+	t.Run("vectors-and-sample", func(t *testing.T) {
+		type tc struct{ name, trace, index string }
+		cases := []tc{
+			{"B.1", writeTemp(t, "b1.att", unhexRocm(t, rocmB1)), rocmIndex(t, 0, 0x1000, gfx9Rows)},
+			{"B.2", writeTemp(t, "b2.att", unhexRocm(t, rocmB2)), rocmIndex(t, 7, 0, gfx9Rows)},
+		}
+		// The bundled sample capture (testdata/sample, gfx942).
+		sample := filepath.Join("..", "..", "testdata", "sample")
+		ix, err := codeobj.Build(context.Background(),
+			[]codeobj.Input{{ID: 1, Path: filepath.Join(sample, "31337_1_code_object_id_1.hsaco")}}, codeobj.Options{})
+		if err != nil {
+			t.Fatalf("indexing the sample code object: %v", err)
+		}
+		sampleIndex := writeIndexFile(t, ix)
+		atts, _ := filepath.Glob(filepath.Join(sample, "*.att"))
+		if len(atts) == 0 {
+			t.Fatal("no sample traces in testdata/sample")
+		}
+		for _, a := range atts {
+			cases = append(cases, tc{filepath.Base(a), a, sampleIndex})
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				rh, rb := decode(t, "rocm", c.trace, c.index)
+				_, nb := decode(t, "native", c.trace, c.index)
+				want := nb
+				if is016(rh) {
+					want = allow016(nb)
+				}
+				if d := sqttgen.Diff(want, rb); d != "" {
+					t.Errorf("rocm (got) and native (want, with the 0.1.6 allowances: %v) differ: %s", is016(rh), d)
+				}
+			})
+		}
+	})
+
+	// Generated traces: rocm == generator (0.1.6 model), native ==
+	// generator (newest model), on the same bytes.
 	for i, cfg := range []sqttgen.Config{
 		{Seed: 1},
 		{Seed: 2, Perf: true, ShaderData: true},
 		{Seed: 3, Instrument: true, Perf: true, PerfInterval: 300},
 		{Seed: 4, Dispatch: true, Events: true, Version2: 4},
 		{Seed: 5, Version2: 6, WavesPerSIMD: 10},
+		{Seed: 6, Instrument: true, LateLoad: true, ContextSwitch: true, Replays: true},
+		{Seed: 7, Instrument: true, PacketLoss: true, Truncate: true, SIMDs: 2},
 	} {
-		coid := uint64(0)
-		if cfg.Instrument {
-			coid = 3
-		}
-		index := rocmIndex(t, coid, 0x100, rocmLoopRows)
-		ix, err = wire.ReadIndexFile(index)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Index = ix
-		cfg.Kernels = []sqttgen.Kernel{{Entry: 0x100, CodeObjectID: coid}}
-		trace, _, err := sqttgen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, tc{"generated-" + strconv.Itoa(i), writeTemp(t, "gen.att", trace), index, false})
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			code, rocm, errs := rocmRun("--backend", "rocm", "--lib", lib, "--index", c.index, "-q", c.trace)
-			if code != 0 {
-				t.Fatalf("rocm: exit %d: %s", code, errs)
+		t.Run("generated-"+strconv.Itoa(i), func(t *testing.T) {
+			coid := uint64(0)
+			if cfg.Instrument {
+				coid = 3
 			}
-			code, native, errs := rocmRun("--backend", "native", "--index", c.index, "-q", c.trace)
-			if code != 0 {
-				t.Fatalf("native: exit %d: %s", code, errs)
+			index := rocmIndex(t, coid, 0x100, rocmLoopRows)
+			ix, err := wire.ReadIndexFile(index)
+			if err != nil {
+				t.Fatal(err)
 			}
-			rh, rb := readStream(t, rocm)
-			_, nb := readStream(t, native)
-			old := rh.BackendVersion == "0.1" || strings.HasPrefix(rh.BackendVersion, "0.1.")
-			want, got := rocmNormalize(nb, old), rocmNormalize(rb, old)
-			if old && c.barriers {
-				// 0.1.6 drops OTHER_MSG (sqtt-format.md A.3), so the
-				// instructions of waves that pass a barrier differ:
-				// compare which waves ran, not their instructions.
-				want, got = wavesOnly(want), wavesOnly(got)
+			cfg.Index = ix
+			cfg.Kernels = []sqttgen.Kernel{{Entry: 0x100, CodeObjectID: coid}}
+			trace, newest, err := sqttgen.Generate(cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if d := sqttgen.Diff(want, got); d != "" {
-				t.Errorf("rocm (got) and native (want) differ: %s", d)
+			path := writeTemp(t, "gen.att", trace)
+			rh, rb := decode(t, "rocm", path, index)
+			_, nb := decode(t, "native", path, index)
+			if d := sqttgen.Diff(newest, nb); d != "" {
+				t.Errorf("native (got) and generator, newest model (want) differ: %s", d)
 			}
-			if len(rb) == 0 {
-				t.Error("no records")
+			want := newest
+			if is016(rh) {
+				cfg.Compat016 = true
+				trace016, w016, err := sqttgen.Generate(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(trace016, trace) {
+					t.Fatal("the generator's 0.1.6 model wrote a different trace: the comparison would not be on the same bytes")
+				}
+				want = sqttgen.Normalize016(w016)
+			}
+			if d := sqttgen.Diff(want, rb); d != "" {
+				t.Errorf("rocm (got) and generator, 0.1.6 model: %v (want) differ: %s", is016(rh), d)
 			}
 		})
 	}
