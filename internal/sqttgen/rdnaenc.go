@@ -129,7 +129,6 @@ type rtok struct {
 	cs                 bool
 	flags              uint32
 	short, priv        bool
-	lost               bool // a packet loss was consumed at this token
 	w64                bool // INST / VALU_INST wave64 bit
 	hdr                RDNAHeader
 	pc                 wire.PC
@@ -163,7 +162,7 @@ type renc struct {
 	// lastDeliv is the time of the last delivered token.
 	lastDeliv int64
 	// lossNext writes a gfx11+ TIMESTAMP with the packet-loss flag right
-	// before the next delivered token, which consumes it (spec §2.3.3).
+	// before the next delivered token (spec §2.3.3).
 	lossNext bool
 	// merged counts wave slots that joined a held IMMEDIATE or
 	// WAVE_READY token.
@@ -366,7 +365,9 @@ func (e *renc) tok(typ int, t int64, fields, hi uint64, tk rtok) {
 	if e.lossNext {
 		e.lossNext = false
 		e.raw(rtTimestamp, e.spec[rtTimestamp].pat|1<<8, 0) // pl, rt 0, value 0
-		tk.lost = true
+		if e.m != nil {
+			e.m.readerLoss = true
+		}
 	}
 	sp := &e.spec[typ]
 	e.raw(typ, sp.pat|d<<sp.tb|fields, hi)

@@ -43,6 +43,11 @@ type rmodel struct {
 	dataLost bool
 	q        []rtok // gfx10/11 reorder queue
 	moved    int    // tokens the queue moved to its front
+	// readerLoss is the reader's packet-loss flag (gfx11+ TIMESTAMP),
+	// consumed by the next token the parser takes (spec §2.3.6): on
+	// gfx10/11 the next one out of the reorder queue, which may have been
+	// read before the TIMESTAMP.
+	readerLoss bool
 
 	pgm, pkt             [2][4]uint64
 	nthr                 [3]uint32
@@ -110,7 +115,9 @@ func (m *rmodel) feed(tk rtok) {
 }
 
 func (m *rmodel) process(tk *rtok) {
-	if tk.lost {
+	lost := m.readerLoss
+	if lost {
+		m.readerLoss = false
 		m.dataLost = true
 		m.event(tk.t, wire.EventPacketLoss, 0, 0, 0, 0)
 	}
@@ -128,7 +135,7 @@ func (m *rmodel) process(tk *rtok) {
 	case rtMisc:
 		m.misc(tk)
 	case rtWaveStart, rtWaveStartExt:
-		m.waveStart(tk)
+		m.waveStart(tk, lost)
 	case rtWaveEnd:
 		m.waveEnd(tk)
 	case rtInst:
@@ -310,7 +317,7 @@ func (m *rmodel) misc(tk *rtok) {
 
 func (m *rmodel) startPC(me, pipe uint8) uint64 { return (m.pgm[me&1][pipe&3] << 8) & (1<<48 - 1) }
 
-func (m *rmodel) waveStart(tk *rtok) {
+func (m *rmodel) waveStart(tk *rtok, lost bool) {
 	pc := m.translate(m.startPC(tk.me, tk.pipe))
 	cu := tk.sa<<7 + tk.wgp
 	target := cu == m.target && tk.simd == m.targetSIMD
@@ -324,7 +331,7 @@ func (m *rmodel) waveStart(tk *rtok) {
 		m.contextSwitch(tk, target, cu, k, isExt, wgid)
 		return
 	}
-	if _, ok := m.running[k]; ok && tk.lost {
+	if _, ok := m.running[k]; ok && lost {
 		m.occ = append(m.occ, wire.Occupancy{Time: uint64(tk.t - 1), CU: cu, SIMD: tk.simd, WaveID: tk.wid})
 	}
 	m.running[k] = pc
