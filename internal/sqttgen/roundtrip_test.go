@@ -307,3 +307,32 @@ func TestParallelSegments(t *testing.T) {
 		t.Fatalf("decoded %d waves, generated %d", waves, st.Waves)
 	}
 }
+
+// FuzzRoundTrip explores generator seeds: every seed's trace must decode to
+// the generator's records (go test -fuzz FuzzRoundTrip ./internal/sqttgen).
+func FuzzRoundTrip(f *testing.F) {
+	ix90a, ix942 := loadIndex(f, "gfx90a.index"), loadIndex(f, "gfx942.index")
+	for _, s := range []uint64{1, 2, 3, 1000, 1 << 40} {
+		f.Add(s, false)
+	}
+	f.Add(uint64(7), true)
+	f.Fuzz(func(t *testing.T, seed uint64, other bool) {
+		ix := ix90a
+		if other {
+			ix = ix942
+		}
+		cfg := seedConfig(ix, seed)
+		cfg.MaxTrips = min(cfg.MaxTrips, 200) // keep each input fast
+		trace, want, err := Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeNative(t, trace, ix)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if d := Diff(want, got); d != "" {
+			t.Fatalf("seed %d: config %s\n%s", seed, cfgSummary(cfg), d)
+		}
+	})
+}
