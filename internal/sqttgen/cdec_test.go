@@ -55,7 +55,7 @@ func TestDifferentialROCm(t *testing.T) {
 	}
 	for _, name := range []string{"gfx90a.index", "gfx942.index"} {
 		ix := loadIndex(t, name)
-		for seed := uint64(1); seed <= 50; seed++ {
+		for seed := uint64(1); seed <= 200; seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) {
 				cfg := seedConfig(ix, seed)
 				cfg.Compat016 = legacy
@@ -68,7 +68,7 @@ func TestDifferentialROCm(t *testing.T) {
 			})
 		}
 	}
-	for seed := uint64(1); seed <= 30; seed++ {
+	for seed := uint64(1); seed <= 90; seed++ {
 		t.Run(fmt.Sprintf("hand/seed%d", seed), func(t *testing.T) {
 			ix := handIndex(0, loopKernel)
 			switch seed % 3 {
