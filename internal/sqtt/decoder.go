@@ -36,6 +36,17 @@ type Decoder struct {
 	// grows with the trace). Shader data is flushed every 65536 records as
 	// the library does.
 	PoolLimit int
+	// Compat016 makes the gfx9 records those of AMD's 0.1.6 library (the
+	// build ROCm 7.x ships) instead of the newest behaviour: the
+	// differences of sqtt-format.md A.3 and §4.6 (waves end at the
+	// WAVE_END time with an IDLE last segment, OTHER_MSG is dropped, no
+	// EVENT or DISPATCH records, no wave or occupancy fields beyond the
+	// 0.1.6 layout, no RT_TIMESTAMP_LO32) and those observed with that
+	// library: a dropped OTHER_MSG keeps its place (and time) until the
+	// wave is emitted, waves finished at a WAVE_END are not attributed
+	// late, unresolved placeholders read NONE, shader data comes in
+	// batches of 65537. It serves comparisons with the library.
+	Compat016 bool
 }
 
 // New returns a native decoder.
@@ -159,7 +170,9 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		em:    emitter{emit: emit},
 		cache: newISACache(p, arch.GFXIP),
 		limit: d.PoolLimit,
+		old:   d.Compat016 && arch.GFXIP == 9, // gfx9 only (RDNA keeps the newest behaviour)
 	}
+	ps.em.old = ps.old
 	switch {
 	case ps.limit == 0:
 		ps.limit = DefaultPoolLimit
@@ -184,6 +197,7 @@ type parseState struct {
 	sentIncomplete bool // INFO WAVE_INCOMPLETE
 	sentStitch     bool // INFO STITCH_INCOMPLETE
 	sentRTFreq     bool
+	old            bool // Decoder.Compat016
 }
 
 // emitter delivers records through the Emit callback, one wire.Batch per
@@ -196,6 +210,7 @@ type emitter struct {
 	disp  [1]wire.Dispatch
 	info  [1]wire.Info
 	err   error
+	old   bool // 0.1.6 records: no events or dispatches, 0.1.6 layouts
 }
 
 func (e *emitter) send() error {
@@ -223,6 +238,9 @@ func (e *emitter) infoRec(v wire.Info) error {
 }
 
 func (e *emitter) eventRec(ev wire.Event) error {
+	if e.old {
+		return e.err
+	}
 	ev.Size = 40
 	e.event[0] = ev
 	e.b = wire.Batch{Type: wire.TypeEvent, Events: e.event[:]}
@@ -230,6 +248,9 @@ func (e *emitter) eventRec(ev wire.Event) error {
 }
 
 func (e *emitter) dispatchRec(d wire.Dispatch) error {
+	if e.old {
+		return e.err
+	}
 	d.Size = 80
 	e.disp[0] = d
 	e.b = wire.Batch{Type: wire.TypeDispatch, Dispatches: e.disp[:]}
@@ -237,6 +258,9 @@ func (e *emitter) dispatchRec(d wire.Dispatch) error {
 }
 
 func (e *emitter) waveRec(w wire.Wave) error {
+	if e.old {
+		w.Dispatcher, w.WorkgroupID, w.ClusterID, w.Size = 0, 0, 0, 0
+	}
 	e.wave[0] = w
 	e.b = wire.Batch{Type: wire.TypeWave, Waves: e.wave[:]}
 	return e.send()
@@ -245,6 +269,11 @@ func (e *emitter) waveRec(w wire.Wave) error {
 func (e *emitter) occupancy(o []wire.Occupancy) error {
 	if len(o) == 0 {
 		return e.err
+	}
+	if e.old {
+		for i := range o {
+			o[i].SetWord(o[i].Word() & 1)
+		}
 	}
 	e.b = wire.Batch{Type: wire.TypeOccupancy, Occupancy: o}
 	return e.send()

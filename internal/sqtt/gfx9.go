@@ -496,8 +496,10 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 		if w == nil || w.trap != trapRestored {
 			return nil
 		}
-		w.complete(now)
-		w.retranslate(&g.regs.code)
+		w.complete(now, g.ps.old)
+		if !g.ps.old { // 0.1.6 attributes late only the waves held at the end
+			w.retranslate(&g.regs.code)
+		}
 		g.waves[simd][slot] = nil
 		err := g.ps.finishWave(w)
 		g.free = append(g.free, w)
@@ -522,11 +524,15 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 	return g.occFull(true)
 }
 
-// complete ends a wave at token time t (newest: t+4, current state).
-func (w *wave) complete(t int64) {
-	e := t + 4
+// complete ends a wave at token time t (newest: t+4, current state;
+// 0.1.6: t, IDLE).
+func (w *wave) complete(t int64, old bool) {
+	e, last := t+4, w.curState
+	if old {
+		e, last = t, wire.StateIdle
+	}
 	if len(w.insts) > 0 && len(w.timeline) > 0 && e > w.stateStart {
-		w.timeline = append(w.timeline, wire.WaveState{Type: w.curState, Duration: int32(e - w.stateStart)})
+		w.timeline = append(w.timeline, wire.WaveState{Type: last, Duration: int32(e - w.stateStart)})
 	}
 	w.curState = wire.StateEmpty
 	w.end, w.ended = e, true
@@ -629,6 +635,12 @@ func (g *gfx9) inst(t token, now int64) error {
 	phase := (g.phase + int64(simd)) % 4
 	if k < len(w.lastOfType) {
 		w.lastOfType[k] = j + 1
+	}
+	if k == instOtherMsg && g.ps.old {
+		// 0.1.6 drops OTHER_MSG, but the entry keeps its place (and
+		// its time for a following IMMED) until the wave is emitted.
+		I.Category = catDropped016
+		return nil
 	}
 	cls := gfx9InstClass[k]
 	switch {
@@ -756,6 +768,10 @@ func (g *gfx9) userData3(data uint32, now int64) error {
 				rt.remaining = 3
 			}
 		case opRTTimestampLo:
+			if g.ps.old {
+				rt.op = 0 // added after 0.1.6: an unknown packet there
+				break
+			}
 			if d20 == 0 {
 				rt.remaining = 1
 			}
@@ -794,7 +810,10 @@ func (g *gfx9) shaderData(t token, now int64) error {
 		return badSlot(t, slot)
 	}
 	g.sd = append(g.sd, wire.ShaderData{Time: now, Value: v >> 16 & 0xFFFFFFFF, CU: cu, SIMD: simd, WaveID: uint8(slot)})
-	if len(g.sd) >= shaderDataFlush {
+	if len(g.sd) >= shaderDataFlush || g.ps.old && len(g.sd) > shaderDataFlush {
+		if g.ps.old && len(g.sd) == shaderDataFlush {
+			return nil // 0.1.6 flushes once more than 65536 are pending
+		}
 		err := g.em.shaderData(g.sd)
 		g.sd = g.sd[:0]
 		return err

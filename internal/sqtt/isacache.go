@@ -28,6 +28,7 @@ const (
 	lcVMovB64      = 20
 	lcNone         = 255 // no category yet (trie nodes)
 	catUnfinished  = uint8(wire.CatUnresolved)
+	catDropped016  = 254 // a dropped OTHER_MSG kept in place (Compat016)
 	catContext     = uint8(wire.CatContext)
 	catMessage     = uint8(wire.CatMessage)
 	catJump        = uint8(wire.CatJump)

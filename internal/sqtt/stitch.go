@@ -125,7 +125,7 @@ func (ps *parseState) stitch(w *wave) int {
 					return 0
 				}
 			}
-			if l.cat == lcGFX9Barrier && i < n {
+			if l.cat == lcGFX9Barrier && i < n && !ps.old {
 				ins[i].PC = I.PC
 				i++
 			}
@@ -253,6 +253,17 @@ func mfmaScale(w *wave, i int) {
 // finishWave stitches w, raises the infos it calls for and emits its WAVE
 // record (3.5 "after the loop", 4.3).
 func (ps *parseState) finishWave(w *wave) error {
+	if ps.old {
+		// 0.1.6: dropped OTHER_MSG entries leave before stitching (the
+		// pc_info indices are not renumbered).
+		kept := w.insts[:0]
+		for _, in := range w.insts {
+			if uint8(in.Category) != catDropped016 {
+				kept = append(kept, in)
+			}
+		}
+		w.insts = kept
+	}
 	consumed := ps.stitch(w)
 	switch {
 	case !w.ended && !w.trapping:
@@ -284,6 +295,9 @@ func (ps *parseState) finishWave(w *wave) error {
 	}
 	for i := range w.insts {
 		w.insts[i].Stall &= 0xFFFFFF
+		if ps.old && uint8(w.insts[i].Category) == catUnfinished {
+			w.insts[i].Category = wire.CatNone // as 0.1.6 reports them
+		}
 	}
 	return ps.em.waveRec(wire.Wave{
 		CU: w.cu, SIMD: w.simd, WaveID: w.id,
