@@ -28,7 +28,9 @@
 // The native decoder delivers occupancy, perf-counter and realtime records
 // in batches of at most 65536, so that its memory does not grow with the
 // trace; the library pools them to the end of the trace.
-// --whole-batches makes the native decoder do the same.
+// --whole-batches makes the native decoder do the same. The native decoder
+// follows the newest library; --compat 0.1.6 makes its gfx9 records exactly
+// those of AMD's 0.1.6 build (the one ROCm 7.x ships), for comparisons.
 //
 // Decoder warnings (data lost, stitch incomplete, wave incomplete) are
 // records and also printed on stderr as "att-decode: warning: TRACE: TEXT"

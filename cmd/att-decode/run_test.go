@@ -433,3 +433,17 @@ func TestGeneratedTraces(t *testing.T) {
 		}
 	}
 }
+
+func TestCompat016(t *testing.T) {
+	_, trace, index := fixture(t)
+	code, out, errs := runCmd(nil, "--backend", "native", "--compat", "0.1.6", "--format", "json", "--index", index,
+		"--jq", `select(.type=="wave") | [.end_time, .timeline[-1].type, .dispatcher]`, trace)
+	if code != 0 || out != `[220,"idle",0]`+"\n" {
+		t.Errorf("exit %d, out %q, stderr %q", code, out, errs)
+	}
+	code, out, _ = runCmd(nil, "--backend", "native", "--format", "json", "--index", index,
+		"--jq", `select(.type=="wave") | [.end_time, .timeline[-1].type, .dispatcher]`, trace)
+	if code != 0 || out != `[224,"exec",16]`+"\n" {
+		t.Errorf("newest: exit %d, out %q", code, out)
+	}
+}
