@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -236,5 +237,35 @@ func TestGenerateLongLoop(t *testing.T) {
 	}
 	if longest < 3000 {
 		t.Fatalf("longest wave has %d instructions: the loops did not run thousands of trips", longest)
+	}
+}
+
+// TestGenerateFromProvider generates from an isa.Provider and a kernel
+// entry instead of an index, and gets the same trace.
+func TestGenerateFromProvider(t *testing.T) {
+	ix := handIndex(0, loopKernel)
+	base := Config{Kernels: []Kernel{{Entry: 0x100}}, Seed: 9, Perf: true}
+	a, b := base, base
+	a.Index = ix
+	b.ISA = isa.NewTable(ix)
+	ta, wa, err := Generate(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, wb, err := Generate(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ta, tb) || Diff(wa, wb) != "" {
+		t.Fatal("index and provider give different traces")
+	}
+	if _, _, err := Generate(Config{ISA: isa.NewTable(ix), Kernels: []Kernel{{Entry: 0x104}}}); err == nil {
+		t.Fatal("misaligned entry: want an error")
+	}
+	if _, _, err := Generate(Config{ISA: isa.NewTable(ix), Kernels: []Kernel{{Entry: 0x200}}}); err == nil {
+		t.Fatal("entry not in the ISA: want an error")
+	}
+	if _, _, err := Generate(Config{Index: &wire.Index{}}); err == nil {
+		t.Fatal("no kernels: want an error")
 	}
 }
