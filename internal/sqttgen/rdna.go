@@ -199,6 +199,7 @@ type rev struct {
 	code uint16
 	line int32
 	data uint32
+	post bool // the wave's token right after an excluded barrier wait
 }
 
 // Actor kinds.
@@ -223,6 +224,11 @@ type ractor struct {
 	waves              int
 	lost               bool // the wave end was hidden by a packet loss
 	saved              bool // the occupancy-only wave is context-saved
+	// lastPost: the slot's last token is the one after an excluded
+	// wait; a truncation now would leave the §3.6 WAIT split with an
+	// empty remainder (kept by 0.1.6, dropped by internal/sqtt: see
+	// sqtt-mismatches.md R7).
+	lastPost bool
 	k                  *kinfo
 	w                  *rwalk
 	q                  []rev
@@ -562,6 +568,11 @@ func (g *rgen) truncateNow() bool {
 	if g.m == nil {
 		return true
 	}
+	for _, a := range g.h {
+		if a.kind == raSlot && a.lastPost {
+			return false
+		}
+	}
 	for s := range g.m.slots {
 		for _, w := range g.m.slots[s] {
 			if !w.complete && (len(w.rec.Instructions) == 0 || w.trap != trapRestored) {
@@ -812,6 +823,14 @@ func (g *rgen) slotEvent(a *ractor, ev *rev) {
 		return g.prog.lines[ev.line].pc
 	}
 	switch ev.kind {
+	case seInst:
+		if ev.code != 6 && ev.code != 117 { // those change no state
+			a.lastPost = ev.post
+		}
+	case seValu, seImmOne, seImmediate, seEnd:
+		a.lastPost = ev.post
+	}
+	switch ev.kind {
 	case seStart:
 		k := &g.kernels[g.r.intn(len(g.kernels))]
 		g.startTok(ev.t, a.sa, a.wgp, a.simd, a.wid, k)
@@ -902,6 +921,7 @@ type rwalk struct {
 	prevEnd int64
 	excl    bool
 	exclT   int64
+
 	// switches counts context switches: at most 4 per wave, so that
 	// contexts (u8, +2 each) stays far from 255, where wrapping or
 	// saturating is not specified.
@@ -1060,6 +1080,9 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		c := g.table[code&0xFF].cycles
 		w.ready = t + gap(c)
 		w.prevEnd = t + int64(c)
+		if g.cfg.Compat016 {
+			w.prevEnd += int64(c) // the wave64 bit may double it
+		}
 	}
 	// Next to an excluded wait the tokens must not be IMMED (the
 	// stitcher's look-ahead for an IMMED is not modelled): a MESSAGE
@@ -1100,6 +1123,9 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 			late()
 			w.ready = t + gap(1)
 			w.prevEnd = t + 1
+			if g.cfg.Compat016 {
+				w.prevEnd++ // the wave64 bit may double it
+			}
 		} else {
 			inst(g.pick(g.codes.valu))
 		}
@@ -1186,6 +1212,9 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		return nil
 	}
 	if w.excl {
+		for i := range a.q {
+			a.q[i].post = a.q[i].kind != seReady
+		}
 		w.excl = false
 		w.ready = max(w.ready, t+1)
 		if exact {

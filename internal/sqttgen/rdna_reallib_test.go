@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,8 +20,9 @@ import (
 // records. With a 0.1.x library the expectation is the 0.1.6 one
 // (Compat016: spec A.3 and the RDNA differences observed with the 0.1.6
 // binary, listed on rmodel.compat016) and the newer record fields are
-// cleared on both sides (Normalize016). Skipped unless ROCPROF_TRACE_DECODER_LIB names the
-// library.
+// cleared on both sides (Normalize016). Skipped unless
+// ROCPROF_TRACE_DECODER_LIB names the library; SQTTGEN_RDNA_SEEDS=N runs N
+// seeds per architecture (default 10).
 func TestRealLibraryRDNA(t *testing.T) {
 	if os.Getenv(cdec.EnvLib) == "" {
 		t.Skipf("set %s to the rocprof-trace-decoder library file to compare RDNA traces with AMD's decoder", cdec.EnvLib)
@@ -40,9 +42,13 @@ func TestRealLibraryRDNA(t *testing.T) {
 		o    RDNA
 	}
 	var cases []tcase
+	seeds := 10
+	if n, err := strconv.Atoi(os.Getenv("SQTTGEN_RDNA_SEEDS")); err == nil && n > 0 {
+		seeds = n
+	}
 	for _, a := range rdArchs {
 		ix := loadIndex(t, a.index)
-		for seed := uint64(1); seed <= 10; seed++ {
+		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			cfg, o := rdSeedConfig(ix, a.gfxip, seed)
 			cases = append(cases, tcase{fmt.Sprintf("gfx%d/seed%d", a.gfxip, seed), ix, cfg, o})
 		}

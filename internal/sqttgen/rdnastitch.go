@@ -218,12 +218,9 @@ func (w *rwave) insertGaps(gaps []rgap) {
 			tl = append(tl, wire.WaveState{Type: wire.StateWait, Duration: int32(sp.d)})
 			cur = sp.t + sp.d
 		}
-		// Pieces of no length are left out, as set_state never makes
-		// them (the remainder is empty when a truncated wave's timeline
-		// ends right there).
-		if end > cur {
-			tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(end - cur)})
-		}
+		// An empty remainder is kept, as AMD's 0.1.6 library does (a
+		// truncated wave's timeline can end right after the WAIT).
+		tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(end - cur)})
 		start = end
 	}
 	w.rec.Timeline = tl
