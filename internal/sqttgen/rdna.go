@@ -229,11 +229,11 @@ type ractor struct {
 	// empty remainder (kept by 0.1.6, dropped by internal/sqtt: see
 	// sqtt-mismatches.md R7).
 	lastPost bool
-	k                  *kinfo
-	w                  *rwalk
-	q                  []rev
-	qh                 int
-	running            bool
+	k        *kinfo
+	w        *rwalk
+	q        []rev
+	qh       int
+	running  bool
 }
 
 type actorHeap []*ractor
