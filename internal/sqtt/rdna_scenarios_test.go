@@ -577,3 +577,38 @@ func TestRDNANewPCWidth(t *testing.T) {
 		}
 	}
 }
+
+// The w64 (wave64) bit of INST and VALU_INST doubles the cycles, as AMD's
+// 0.1.6 library does; other-SIMD cycles stay (sqtt-mismatches.md W1).
+func TestRDNAWave64(t *testing.T) {
+	for _, gen := range []int{11, 12} {
+		w64 := uint64(1) << 6
+		inst := func(r *rb, code int) *rb {
+			if gen == 11 {
+				return r.tok(0b010, 20, 4, 6, 1<<7|uint64(code)<<13)
+			}
+			return r.tok(0b010, 20, 3, 5, w64|uint64(code)<<12)
+		}
+		r := newRB(gen).header(gen-8, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x1000).at(100).waveStart(0, 0, 0, 0, 0, 0, 1)
+		inst(r.at(104), 11)
+		inst(r.at(110), 80)
+		r.at(115).tok(0b011, 12, 3, 5, w64)
+		data := r.at(120).waveEnd(0, 0, 0, 0).pad()
+		got, err := decodeAll(t, data, newTable(0, "0x1000 4 v_exp_f32 v0, v1", "0x1004 4 v_add_f32_e32 v1, v0, v0", "0x1008 4 s_endpgm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, got, []wire.Batch{
+			gfxip(uint64(gen)),
+			occB(rdnaOccStart(0x1000, 0, 100, 0, 0, 0, 0, 0), rdnaOccEnd(0x1000, 0, 120, 0, 0, 0)),
+			{Type: wire.TypeInstOtherSIMD, OtherSIMD: []wire.OtherSIMD{{Size: 24, Time: 110, Cycles: 1, Category: wire.CatLDS}}},
+			waveB(wire.Wave{BeginTime: 100, EndTime: 120,
+				Instructions: []wire.Instruction{
+					in(wire.CatVALU, 104, 8, 0, 0x1000, 0),
+					in(wire.CatVALU, 115, 2, 0, 0x1004, 0),
+					in(wire.CatMessage, 117, 3, 0, 0x1008, 0),
+				},
+				Timeline: tl(sIdle, 4, sExec, 16)}),
+		})
+	}
+}

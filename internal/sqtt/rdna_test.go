@@ -161,10 +161,17 @@ func TestRBEncodesVectors(t *testing.T) {
 //	go run ./scripts/gentrace -index K.index -arch gfxN -seed 11 -simds 2 -waves 3 \
 //	    -per-slot 2 -other-cus 1 -max-trips 8 -all -o gfxN.att -expect gfxN.rec
 //
+// and the gfxN-plain ones with -seed 12 and without -all (no WAVE_START_EXT,
+// other-SIMD instructions or ignored tokens, which AMD's 0.1.6 library
+// does not handle the same way; see rdna_lib_test.go). The w64 bits of
+// their INST and VALU_INST tokens were then cleared: the generator's
+// expectations do not double wave64 cycles yet (sqtt-mismatches.md W1),
+// and with the bit clear both readings give the same records.
 // (K.index: co-index of testdata/kernels/K/kernels_code_object_id_1.hsaco).
 func TestRDNAGeneratedTraces(t *testing.T) {
 	for _, tc := range []struct{ gen, kernels string }{
 		{"gfx10", "gfx1030"}, {"gfx11", "gfx1100"}, {"gfx12", "gfx1201"},
+		{"gfx10-plain", "gfx1030"}, {"gfx11-plain", "gfx1100"}, {"gfx12-plain", "gfx1201"},
 	} {
 		dir := filepath.Join("testdata", "rdna")
 		ix, err := wire.ReadIndexFile(filepath.Join(dir, tc.kernels+".index"))

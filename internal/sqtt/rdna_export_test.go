@@ -1,0 +1,180 @@
+package sqtt
+
+import "github.com/attkit/attkit/internal/wire"
+
+// DiffTrace is a hand-built RDNA trace with its ISA, for the differential
+// test against AMD's library (rdna_lib_test.go, package sqtt_test).
+type DiffTrace struct {
+	Name string
+	Data []byte
+	// Differs016 says why AMD's 0.1.6 library decodes the trace
+	// differently from the newest behaviour the decoder implements ("":
+	// it does not, after the documented normalisation).
+	Differs016 string
+	ISA        map[wire.PC]struct {
+		Text string
+		Size uint64
+	}
+}
+
+func diffTrace(name string, data []byte, isa *table) DiffTrace {
+	d := DiffTrace{Name: name, Data: data, ISA: map[wire.PC]struct {
+		Text string
+		Size uint64
+	}{}}
+	for pc, e := range isa.m {
+		d.ISA[pc] = struct {
+			Text string
+			Size uint64
+		}{e.text, e.size}
+	}
+	return d
+}
+
+// RDNADiffTraces are the RDNA vectors and scenarios of the tests.
+func RDNADiffTraces() []DiffTrace {
+	b3, _ := unhexErr(vectorB3)
+	b4, _ := unhexErr(vectorB4)
+	return []DiffTrace{
+		diffTrace("B.3", b3, newTable(0, b3Rows...)),
+		differs(diffTrace("B.4", b4, newTable(0, b4Rows...)), "A.3 item 3: no gfx10/gfx11 barrier extension"),
+		diffTrace("jump", scenarioJump(), newTable(5, "0x0 4 s_setpc_b64 s[0:1]", "0x40 4 v_add_f32_e32 v1, v0, v0", "0x44 4 s_endpgm")),
+		diffTrace("two waves", scenarioTwoWaves(), newTable(0, "0x1000 4 s_waitcnt lgkmcnt(0)", "0x1004 4 s_endpgm")),
+		diffTrace("reorder", scenarioReorder(), newTable(0, "0x1000 8 v_fma_f64 v[0:1], v[0:1], v[0:1], v[0:1]", "0x1008 4 v_add_f32_e32 v1, v0, v0",
+			"0x100c 4 s_waitcnt vmcnt(0)", "0x1010 8 s_load_b32 s0, s[0:1], 0x0", "0x1018 4 s_endpgm")),
+		differs(diffTrace("context", scenarioContext(), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_nop 0",
+			"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
+		diffTrace("barrier excluded", scenarioBarrier(true), newTable(0, "0x4000 4 s_barrier_signal -1", "0x4004 4 s_barrier_wait 0xffff",
+			"0x4008 4 v_add_f32_e32 v1, v0, v0", "0x400c 4 s_endpgm")),
+		differs(diffTrace("lost start", scenarioLostStart(), newTable(0, "0x1000 4 v_add_f32_e32 v1, v0, v0", "0x1004 4 s_endpgm")),
+			"0.1.6 has no occupancy END at time-1 for a running location after a packet loss (2.3.6 WAVE_START step 3) and emits the complete wave before the incomplete one below it"),
+		differs(diffTrace("ext plain", extTrace(0, false), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
+		differs(diffTrace("ext byte", extTrace(0, true), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
+		differs(diffTrace("ext wg5", extTrace(5, false), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
+		differs(diffTrace("ext gfx11", newRB(11).header(3, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).
+			at(100).tok(0b11100, 48, 5, 6, 1<<25).at(104).inst(0, 1).at(110).waveEnd(0, 0, 0, 0).pad(),
+			newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
+		diffTrace("ts rt", newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).at(50).timestamp(0x12345, true, false).
+			at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).inst(0, 1).at(110).waveEnd(0, 0, 0, 0).pad(), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")),
+		differs(diffTrace("save restore", newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).
+			at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).inst(0, 1).
+			at(110).misc(0x08).
+			at(112).waveStart(0, 0, 0, 0, 0, 0, 66).
+			at(150).waveStart(0, 0, 0, 0, 0, 0, 68).
+			at(155).inst(0, codeReturnExc).at(156).newPC(0, 0x3010).
+			at(160).valu(0).at(170).waveEnd(0, 0, 0, 0).pad(), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_nop 0",
+			"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm")), "0.1.6 appends no CONTEXT instruction at a context save"),
+		diffTrace("w64 gfx10", w64Trace(10, 2), anyCodes()),
+		diffTrace("w64 gfx11", w64Trace(11, 3), anyCodes()),
+		diffTrace("w64 gfx12", w64Trace(12, 4), anyCodes()),
+		diffTrace("dp gfx10", dpTrace(10, 1, 3, 0, 12, 13, 14, 15, 16, 17), anyCodes()),
+		diffTrace("dp gfx11", dpTrace(11, 3, 3, 0, 12, 13, 14, 16, 17), anyCodes()),
+		diffTrace("dp gfx12", dpTrace(12, 4, 2, 1, 10, 15, 146, 147), anyCodes()),
+		differs(diffTrace("dp 0 gfx12", dpTrace(12, 4, 0, 0, 146), anyCodes()), "W2: DPRate 0 is dp rate 0 in 0.1.6"),
+		differs(diffTrace("dp gfx11 codes 10, 15", dpTrace(11, 3, 2, 0, 10, 15), anyCodes()), "W2: gfx11 codes 10, 15 are VALU 1, 16 in 0.1.6"),
+		diffTrace("misc gfx10", miscTrace(10, 2), anyCodes()),
+		diffTrace("misc gfx11", miscTrace(11, 3), anyCodes()),
+		diffTrace("misc gfx12", miscTrace(12, 4), anyCodes()),
+		diffTrace("synth gfx10", mustSynth(10), newTable(0, loopISA...)),
+		diffTrace("synth gfx11", mustSynth(11), newTable(0, loopISA...)),
+		diffTrace("synth gfx12", mustSynth(12), newTable(0, loopISA...)),
+	}
+}
+
+func mustSynth(gen int) []byte {
+	d, _ := rdnaSynthTrace(gen, 2, 5)
+	return d
+}
+
+func extTrace(wg int, extByte bool) []byte {
+	r := newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).
+		at(100).waveStartExt(0, 0, 0, 0, 0, 0, 1, wg)
+	if extByte {
+		r.bits(0xA5, 8)
+	}
+	return r.at(104).inst(0, 1).at(110).waveEnd(0, 0, 0, 0).pad()
+}
+
+func differs(d DiffTrace, why string) DiffTrace {
+	d.Differs016 = why
+	return d
+}
+
+// anyCodes is an ISA of s_nop lines: enough for the timing records.
+func anyCodes() *table {
+	t := newTable(0)
+	for a := uint64(0x3000); a < 0x3100; a += 4 {
+		t.m[wire.PC{Address: a}] = tableEntry{"s_nop 0", 4}
+	}
+	return t
+}
+
+// w64Trace is a wave whose INST and VALU_INST tokens have the w64 bit set
+// (and, for comparison, clear), 10 cycles apart.
+func w64Trace(gen, version int) []byte {
+	r := newRB(gen).header(version, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).at(100).waveStart(0, 0, 0, 0, 0, 0, 1)
+	t := int64(100)
+	for _, w64 := range []bool{false, true} {
+		for _, c := range []int{0, 1, 3, 4, 7, 8, 9, 11, 18, 41, 43, 47, 50, 57, 103, 110, -1} {
+			t += 10
+			r.at(t)
+			var f uint64
+			if c < 0 {
+				if w64 {
+					f = 1 << 6
+				}
+				r.tok(0b011, 12, 3, 5, f)
+				continue
+			}
+			if gen <= 11 {
+				if w64 {
+					f = 1 << 7
+				}
+				r.tok(0b010, 20, 4, 6, f|uint64(c)<<13)
+			} else {
+				if w64 {
+					f = 1 << 6
+				}
+				r.tok(0b010, 20, 3, 5, f|uint64(c)<<12)
+			}
+		}
+	}
+	return r.at(t+20).waveEnd(0, 0, 0, 0).pad()
+}
+
+// dpTrace is a wave of the given instruction codes under a header DPRate
+// and dp_derate, 100 cycles apart.
+func dpTrace(gen, version int, dprate, derate uint64, codes ...int) []byte {
+	r := newRB(gen).header(version, 0, 0, 0, dprate, derate, 0).pgm(0, 0, 0x3000).at(100).waveStart(0, 0, 0, 0, 0, 0, 1)
+	t := int64(100)
+	for _, c := range codes {
+		t += 100
+		r.at(t).inst(0, c)
+	}
+	return r.at(t+200).waveEnd(0, 0, 0, 0).pad()
+}
+
+// miscTrace: instrumentation with a code-object load and the realtime
+// frequency, events, shader data of every form, TIMESTAMP clock and
+// realtime samples, IMMEDIATE and WAVE_READY masks over three waves.
+func miscTrace(gen, version int) []byte {
+	r := newRB(gen).header(version, 0, 0, 0, 1, 0, 0)
+	r.ud2(rocMagic).ud2(opAgentInfo|100000<<12).codeObject(0x3000, 0x100, 3, true).pgm(0, 0, 0x3000)
+	r.at(20).misc(0x30).event(0x28, 1, 2, true).event(7, 0, 1, false)
+	if gen == 10 {
+		r.tok(0b0000001, 64, 0, -1, 2<<14|0x777<<16) // realtime sample
+		r.tok(0b0000001, 64, 0, -1, 1<<14|30<<16)    // clock += 30
+		r.clock += 30
+	} else {
+		r.timestamp(0x777, true, false).timestamp(30, false, false)
+	}
+	r.at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(101).waveStart(0, 0, 0, 1, 0, 0, 1).at(102).waveStart(0, 0, 0, 2, 0, 0, 1)
+	r.at(110).immediate(0b101).at(115).ready(0b111).at(120).inst(1, 1).valu(0).valu(2)
+	r.at(125).shaderData(false, 0, 0, 0, 1, 0xcafe, 0).shaderData(true, 0, 0, 0, 2, 0x5a, 0)
+	if gen == 12 {
+		r.shaderData(false, 0, 0, 0, 0, 0xbeef, 2).shaderData(true, 0, 0, 0, 0, 0x11, 1)
+	}
+	r.at(130).inst(0, 47).at(135).immOne(1).at(140).inst(2, 41)
+	r.at(150).waveEnd(0, 0, 0, 0).at(151).waveEnd(0, 0, 0, 1).at(152).waveEnd(0, 0, 0, 2)
+	return r.pad()
+}

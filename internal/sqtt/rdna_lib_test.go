@@ -1,0 +1,172 @@
+//go:build cgo
+
+package sqtt_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/attkit/attkit/internal/cdec"
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/sqtt"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+type mapISA map[wire.PC]struct {
+	Text string
+	Size uint64
+}
+
+func (m mapISA) ISA(pc wire.PC) (string, uint64, bool) {
+	e, ok := m[pc]
+	return e.Text, e.Size, ok
+}
+
+// byType016 collects the records of a decode per record type, in order,
+// normalised to what the 0.1.6 library can report (sqtt-format.md 4.6 and
+// A.3): no EVENT or DISPATCH records, no wave size, occupancy without
+// me/pipe/is_ext/workgroup/cluster. Records are compared per type because
+// the order of the end-of-buffer callbacks differs (A.3 item 4), and
+// without wave dispatcher, workgroup and cluster (reserved bytes in 0.1.6).
+func byType016(t *testing.T, d interface {
+	Decode(context.Context, *bytes.Reader, isa.Provider, func(*wire.Batch) error) error
+}, data []byte, p isa.Provider) map[wire.RecordType][]string {
+	t.Helper()
+	out := map[wire.RecordType][]string{}
+	err := d.Decode(context.Background(), bytes.NewReader(data), p, func(b *wire.Batch) error {
+		switch b.Type {
+		case wire.TypeEvent, wire.TypeDispatch:
+			return nil
+		case wire.TypeGFXIP:
+			out[b.Type] = append(out[b.Type], fmt.Sprint(b.GFXIP))
+		case wire.TypeRTFrequency:
+			out[b.Type] = append(out[b.Type], fmt.Sprint(b.RTFrequency))
+		case wire.TypeWave:
+			// 0.1.6 emits an RDNA wave at its WAVE_END, the newest source
+			// at the next start in its slot or at the end of the buffer
+			// (A.3 item 4): compare waves in begin-time order.
+			for _, w := range b.Waves {
+				w.Size, w.Dispatcher, w.WorkgroupID, w.ClusterID = 0, 0, 0, 0 // reserved in 0.1.6
+				out[b.Type] = append(out[b.Type], fmt.Sprintf("%020d %03d %03d %03d %+v", w.BeginTime, w.CU, w.SIMD, w.WaveID, w))
+			}
+			sort.Strings(out[b.Type])
+		case wire.TypeOccupancy:
+			for _, o := range b.Occupancy {
+				o.MEID, o.PipeID, o.IsExt, o.WorkgroupID, o.ClusterID = 0, 0, false, 0, 0
+				out[b.Type] = append(out[b.Type], fmt.Sprintf("%+v", o))
+			}
+		default:
+			v := reflect.ValueOf(*b)
+			for i := 0; i < v.NumField(); i++ {
+				f := v.Field(i)
+				if f.Kind() == reflect.Slice {
+					for j := 0; j < f.Len(); j++ {
+						out[b.Type] = append(out[b.Type], fmt.Sprintf("%+v", f.Index(j).Interface()))
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// ext016: what 0.1.6 does with WAVE_START_EXT tokens (not in sqtt-format.md
+// A.3): it does not start a wave, and in short streams no record follows.
+const (
+	ext016 = "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"
+	dp016  = "DPRate 0 is dp rate 0 in 0.1.6 (sqtt-mismatches.md W2)"
+	bx016  = "A.3 item 3: no gfx10/gfx11 barrier extension in 0.1.6"
+)
+
+type decodeFunc func(context.Context, *bytes.Reader, isa.Provider, func(*wire.Batch) error) error
+
+func (f decodeFunc) Decode(ctx context.Context, r *bytes.Reader, p isa.Provider, emit func(*wire.Batch) error) error {
+	return f(ctx, r, p, emit)
+}
+
+// TestRDNADifferential016 decodes the RDNA vectors, scenarios and
+// generated test-kernel traces with the native decoder and with AMD's
+// library named by ROCPROF_TRACE_DECODER_LIB (0.1.6 or newer), and
+// compares the records allowing the documented differences. Traces whose
+// 0.1.6 output is known to differ in other ways (DiffTrace.Differs016) are
+// only decoded.
+func TestRDNADifferential016(t *testing.T) {
+	lib := os.Getenv(cdec.EnvLib)
+	if lib == "" {
+		t.Skip("set " + cdec.EnvLib + " to the path of librocprof-trace-decoder.so to compare with AMD's library")
+	}
+	d, err := cdec.Load(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	native := decodeFunc(func(ctx context.Context, r *bytes.Reader, p isa.Provider, emit func(*wire.Batch) error) error {
+		return sqtt.New().Decode(ctx, r, p, func(b *wire.Batch) error { return emit(b) })
+	})
+	amd := decodeFunc(func(ctx context.Context, r *bytes.Reader, p isa.Provider, emit func(*wire.Batch) error) error {
+		return d.Decode(ctx, r, p, func(b *wire.Batch) error { return emit(b) })
+	})
+	type trace struct {
+		name, differs string
+		data          []byte
+		p             isa.Provider
+	}
+	var traces []trace
+	for _, tr := range sqtt.RDNADiffTraces() {
+		traces = append(traces, trace{tr.Name, tr.Differs016, tr.Data, mapISA(tr.ISA)})
+	}
+	for _, g := range []struct{ gen, kernels, differs string }{
+		{"gfx10", "gfx1030", ext016}, {"gfx11", "gfx1100", ext016}, {"gfx12", "gfx1201", ext016},
+		{"gfx10-plain", "gfx1030", dp016}, {"gfx11-plain", "gfx1100", bx016}, {"gfx12-plain", "gfx1201", dp016},
+	} {
+		dir := filepath.Join("testdata", "rdna")
+		ix, err := wire.ReadIndexFile(filepath.Join(dir, g.kernels+".index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, g.gen+".att"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, trace{name: "generated " + g.gen, differs: g.differs, data: data, p: isa.NewTable(ix)})
+	}
+	for _, tr := range traces {
+		got, want := byType016(t, native, tr.data, tr.p), byType016(t, amd, tr.data, tr.p)
+		if tr.differs != "" {
+			t.Logf("%s: not compared (%s)", tr.name, tr.differs)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			var sb strings.Builder
+			for typ := wire.RecordType(0); typ < 12; typ++ {
+				if !reflect.DeepEqual(got[typ], want[typ]) {
+					fmt.Fprintf(&sb, "%v: %d native, %d amd records\n", typ, len(got[typ]), len(want[typ]))
+					for i := 0; i < len(got[typ]) && i < len(want[typ]); i++ {
+						if a, b := got[typ][i], want[typ][i]; a != b {
+							j := 0
+							for j < len(a) && j < len(b) && a[j] == b[j] {
+								j++
+							}
+							from := max(j-120, 0)
+							fmt.Fprintf(&sb, " record %d from byte %d:\n native ...%s\n    amd ...%s\n", i, from,
+								a[from:min(j+200, len(a))], b[from:min(j+200, len(b))])
+							break
+						}
+					}
+				}
+			}
+			t.Errorf("%s: records differ from %s\n%s", tr.name, d.Version(), sb.String())
+		}
+	}
+}
