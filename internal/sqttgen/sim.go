@@ -420,19 +420,22 @@ const (
 
 func (c *calendar) init(now int64) { c.now = now - now%4 }
 
+// slotOf is the ring index of time t (t >= 0; calSlots is a power of 2).
+func slotOf(t int64) uint64 { return uint64(t) >> 2 & (calSlots - 1) }
+
 func (c *calendar) push(a *actor) {
 	c.n++
 	if a.t-c.now >= calSpan {
 		c.far = append(c.far, a)
 		return
 	}
-	i := (a.t / 4) % calSlots
+	i := slotOf(a.t)
 	c.b[i] = append(c.b[i], a)
 }
 
 func (c *calendar) pop() *actor {
 	for c.n > 0 {
-		i := (c.now / 4) % calSlots
+		i := slotOf(c.now)
 		if c.head < len(c.b[i]) {
 			a := c.b[i][c.head]
 			c.head++
@@ -446,7 +449,7 @@ func (c *calendar) pop() *actor {
 
 // advance moves to the next slot; the current one must be exhausted.
 func (c *calendar) advance() {
-	i := (c.now / 4) % calSlots
+	i := slotOf(c.now)
 	c.b[i] = c.b[i][:0]
 	c.head = 0
 	c.now += 4
@@ -454,7 +457,7 @@ func (c *calendar) advance() {
 		keep := c.far[:0]
 		for _, a := range c.far {
 			if a.t-c.now < calSpan/2 {
-				j := (a.t / 4) % calSlots
+				j := slotOf(a.t)
 				c.b[j] = append(c.b[j], a)
 			} else {
 				keep = append(keep, a)
@@ -470,11 +473,11 @@ func (c *calendar) skipTo(t int64) bool {
 	if t == c.now {
 		return true
 	}
-	if t-c.now > 64 || c.head < len(c.b[(c.now/4)%calSlots]) {
+	if t-c.now > 64 || c.head < len(c.b[slotOf(c.now)]) {
 		return false
 	}
 	for u := c.now + 4; u < t; u += 4 {
-		if len(c.b[(u/4)%calSlots]) > 0 {
+		if len(c.b[slotOf(u)]) > 0 {
 			return false
 		}
 	}
