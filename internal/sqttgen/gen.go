@@ -89,10 +89,13 @@ type Config struct {
 	// the other waves in flight (WAVE_INCOMPLETE, unresolved placeholders).
 	Truncate bool
 
-	// Compat016 makes the expected records those of the 0.1.6 library
-	// (spec A.3 items 1 and 2: waves end at the WAVE_END time with an IDLE
-	// last segment, OTHER_MSG is dropped; it also turns BarrierMessages
-	// off). Item 5 (record layouts) is Normalize016's.
+	// Compat016 makes the expected records those of AMD's 0.1.6 library:
+	// spec A.3 items 1 and 2 (waves end at the WAVE_END time with an IDLE
+	// last segment, OTHER_MSG is dropped) and the differences observed
+	// with the library (no late attribution of waves that end in the
+	// buffer, unresolved placeholders NONE, a dropped OTHER_MSG stays until
+	// emission, shader-data batches of 65537). It turns BarrierMessages
+	// off. Item 5 (record layouts) is Normalize016's.
 	Compat016 bool
 
 	MaxTrips     int   // largest loop trip count (default 64)
@@ -109,7 +112,7 @@ type Stats struct {
 	Bytes        int64
 	Waves        int64 // traced waves
 	Instructions int64 // traced instructions
-	Tokens       int64
+	Tokens       int64 // tokens of the traced wave slots
 }
 
 // Generate returns the trace bytes and the records a correct decoder emits
