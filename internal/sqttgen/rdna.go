@@ -199,6 +199,7 @@ type rev struct {
 	code uint16
 	line int32
 	data uint32
+	w64  int8 // wave64 bit of an INST or VALU_INST
 	post bool // the wave's token right after an excluded barrier wait
 }
 
@@ -839,10 +840,14 @@ func (g *rgen) slotEvent(a *ractor, ev *rev) {
 	case seReady:
 		e.masked(rtReady, ev.t, a.wid, wire.PC{})
 	case seInst:
+		e.w64 = ev.w64
 		e.inst(ev.t, a.wid, ev.code, pc())
+		e.w64 = -1
 		g.stats.Instructions++
 	case seValu:
+		e.w64 = ev.w64
 		e.valu(ev.t, a.wid, pc())
+		e.w64 = -1
 		g.stats.Instructions++
 	case seImmOne:
 		e.immOne(ev.t, a.wid, pc())
@@ -1075,14 +1080,14 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		}
 	}
 	inst := func(code uint16) {
-		a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li})
+		// The wave64 bit doubles the cycles (spec gap; AMD's 0.1.6 and
+		// internal/sqtt do, sqtt-mismatches.md R6/W1).
+		w64 := int8(r.intn(2))
+		a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li, w64: w64})
 		late()
-		c := g.table[code&0xFF].cycles
+		c := g.table[code&0xFF].cycles << w64
 		w.ready = t + gap(c)
 		w.prevEnd = t + int64(c)
-		if g.cfg.Compat016 {
-			w.prevEnd += int64(c) // the wave64 bit may double it
-		}
 	}
 	// Next to an excluded wait the tokens must not be IMMED (the
 	// stitcher's look-ahead for an IMMED is not modelled): a MESSAGE
@@ -1119,13 +1124,11 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		}
 	case rkValu:
 		if r.oneIn(2) {
-			a.q = append(a.q, rev{t: t, kind: seValu, line: li})
+			w64 := int8(r.intn(2))
+			a.q = append(a.q, rev{t: t, kind: seValu, line: li, w64: w64})
 			late()
 			w.ready = t + gap(1)
-			w.prevEnd = t + 1
-			if g.cfg.Compat016 {
-				w.prevEnd++ // the wave64 bit may double it
-			}
+			w.prevEnd = t + 1 + int64(w64)
 		} else {
 			inst(g.pick(g.codes.valu))
 		}

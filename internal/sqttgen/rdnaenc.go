@@ -167,6 +167,9 @@ type renc struct {
 	// merged counts wave slots that joined a held IMMEDIATE or
 	// WAVE_READY token.
 	merged int64
+	// w64 is the wave64 bit of the next INST or VALU_INST: 0, 1, or -1
+	// for a random one.
+	w64 int8
 }
 
 type rpend struct {
@@ -178,7 +181,7 @@ type rpend struct {
 }
 
 func newREnc(gen int, w io.Writer, m *rmodel, r *rng) *renc {
-	return &renc{gen: gen, spec: rdSpecs(gen), r: r, w: w, m: m, buf: make([]byte, 0, flushAt+64)}
+	return &renc{gen: gen, spec: rdSpecs(gen), r: r, w: w, m: m, buf: make([]byte, 0, flushAt+64), w64: -1}
 }
 
 // rnd returns a number in [0, n) for fields the parser ignores, or 0 when
@@ -188,6 +191,14 @@ func (e *renc) rnd(n int) uint64 {
 		return 0
 	}
 	return uint64(e.r.intn(n))
+}
+
+// wave64 returns the wave64 bit for the next INST or VALU_INST.
+func (e *renc) wave64() uint64 {
+	if e.w64 >= 0 {
+		return uint64(e.w64)
+	}
+	return e.rnd(2)
 }
 
 func (e *renc) rnd64() uint64 {
@@ -495,7 +506,7 @@ func (e *renc) waveEnd(t int64, sa, wgp, simd, wid uint8, pc wire.PC) {
 // inst writes an INST token.
 func (e *renc) inst(t int64, wid uint8, code uint16, pc wire.PC) {
 	var f uint64
-	w64 := e.rnd(2)
+	w64 := e.wave64()
 	if e.gen >= 12 {
 		f = w64<<6 | uint64(wid&31)<<7 | uint64(code&0xFF)<<12
 	} else {
@@ -505,7 +516,7 @@ func (e *renc) inst(t int64, wid uint8, code uint16, pc wire.PC) {
 }
 
 func (e *renc) valu(t int64, wid uint8, pc wire.PC) {
-	w64 := e.rnd(2)
+	w64 := e.wave64()
 	e.tok(rtValu, t, w64<<6|uint64(wid&31)<<7, 0, rtok{wid: wid, pc: pc, w64: w64 != 0})
 }
 

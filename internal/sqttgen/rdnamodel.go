@@ -64,8 +64,7 @@ type rmodel struct {
 	// (spec A.3 item 3); and, observed with the 0.1.6 binary beyond A.3:
 	// each wave is stitched and emitted at its WAVE_END (so before the
 	// occupancy batch, A.3 item 4, and before any late attribution; waves
-	// still in flight at the end come after it, as newest), the
-	// wave64 bit of INST and VALU_INST doubles the cycles, dprate is 0
+	// still in flight at the end come after it, as newest), dprate is 0
 	// for a DPRate field of 0, gfx11 codes 10 and 15 take 1 and 16
 	// cycles, gfx12 other-SIMD codes 85..89 are LDS (not FLAT), and gfx12
 	// ds_bvh stays LDS and v_mov_b64 plain VALU (no V_MOV_B64 rule).
@@ -143,8 +142,8 @@ func (m *rmodel) process(tk *rtok) {
 	case rtValu:
 		if w := m.top(tk.wid); w != nil {
 			d := int64(1)
-			if m.compat016 && tk.w64 {
-				d = 2
+			if tk.w64 {
+				d = 2 // wave64: twice the cycles
 			}
 			m.valu(w, tk.t, d, tk.pc)
 		}
@@ -535,8 +534,8 @@ func (m *rmodel) inst(tk *rtok) {
 		return
 	}
 	time, dur, stall := t, int64(c.cycles), int64(0)
-	if m.compat016 && tk.w64 {
-		dur *= 2
+	if tk.w64 {
+		dur *= 2 // wave64: twice the cycles
 	}
 	if w.cur == wire.StateStall && w.last < t {
 		stall = t - w.last
