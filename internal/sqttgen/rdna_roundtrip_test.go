@@ -11,9 +11,9 @@ import (
 // test kernels (built for gfx1030, gfx1100, gfx1201) with the native
 // decoder and compares every record, field by field, with the generator's
 // expectation. SQTTGEN_RDNA_SEEDS=N runs N seeds per architecture
-// instead of 60 (for longer hunts).
+// instead of 150 (for longer hunts).
 func TestRoundTripRDNA(t *testing.T) {
-	seeds := 60
+	seeds := 150
 	if testing.Short() {
 		seeds = 10
 	}
