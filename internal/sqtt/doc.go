@@ -14,6 +14,12 @@
 // instrumentation state (2.1), the instruction cache and the stitcher (3)
 // and the record emitter (4).
 //
+// Decoder.Compat016 makes the gfx9 records exactly those of AMD's 0.1.6
+// library build (the one ROCm 7.x ships): on the test vectors, the sample
+// captures and generated traces up to 100 MB the record streams are
+// byte-identical to the library's (TestCompat016MatchesLibrary runs the
+// comparison where ROCPROF_TRACE_DECODER_LIB names the library).
+//
 // Decoding streams: the trace is read through a bufio.Reader, and the
 // decoder keeps only per-wave state for the waves in flight on the target
 // CU, the running-wave table for occupancy, the instruction cache (one entry
