@@ -21,7 +21,7 @@ func TestRun(t *testing.T) {
 	idx := "../../internal/sqttgen/testdata/gfx90a.index"
 	att, rec := filepath.Join(dir, "x.att"), filepath.Join(dir, "x.rec")
 	var out, errb bytes.Buffer
-	if code := run([]string{"-index", idx, "-seed", "3", "-o", att, "-expect", rec, "-size", "300KB", "-all"}, &out, &errb); code != 0 {
+	if code := run([]string{"-index", idx, "-seed", "3", "-o", att, "-expect", rec, "-size", "300KB", "-all", "-wild"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(out.String(), "MB/s") {
