@@ -21,6 +21,10 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
+// noBarrierExt016 turns the gfx10/gfx11 barrier extension off, as AMD's
+// 0.1.6 library has it (A.3 item 3). Only the differential test sets it.
+var noBarrierExt016 = false
+
 const (
 	rdnaSlots       = 32
 	otherSIMDFlush  = 65536
@@ -547,7 +551,7 @@ func (r *rdna) inst(t rdnaTok) error {
 	switch m.cat {
 	case wire.CatImmed:
 		r.immediate(w, now)
-		if r.version <= 3 {
+		if r.version <= 3 && !noBarrierExt016 {
 			w.barrierExt = true
 		}
 		return nil
