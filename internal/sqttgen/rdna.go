@@ -58,15 +58,21 @@ type RDNA struct {
 }
 
 // GenerateRDNA returns an RDNA trace and the records a correct decoder
-// emits for it, in callback order. WavesPerSIMD is the number of target
-// wave slots (1..16, default 4). Compat016 gives the 0.1.6 library's
-// records (no gfx10/11 barrier extension, held waves before the occupancy
-// batch; spec A.3). PacketLoss (gfx11, gfx12) hides some wave ends of
-// occupancy-only waves behind a TIMESTAMP packet-loss flag consumed by the
-// location's next wave start. Truncate ends the trace soon after the
-// first wave slot is done, with other waves in flight (WAVE_INCOMPLETE).
-// The gfx9-only fields (Version2, TargetCU, SIMDs, Perf, PerfInterval,
-// BarrierMessages, Replays, Pipeline) are not used.
+// emits for it, in callback order. Of cfg it uses Index, ISA, Kernels,
+// Seed, WavesPerSIMD (target wave slots, 1..16, default 4), WavesPerSlot,
+// OtherCUs (2 x OtherCUs occupancy-only wave locations on other SIMDs and
+// WGPs; -1 for none), DoubleBuffer (gfx12 header bit), Instrument (code
+// object loads, realtime frequency and TIMESTAMP realtime samples),
+// LateLoad, LoadAddress, Dispatch (REG_INIT dispatches), ShaderData,
+// Events (EVENT and MISC tokens), PacketLoss (gfx11/12: a TIMESTAMP
+// packet-loss flag hides some wave ends of occupancy-only waves),
+// Truncate (the trace ends soon after the first wave slot is done, with
+// other waves in flight), MaxTrips, MaxWaveInsts, TargetBytes and Emit.
+// Compat016 gives the 0.1.6 library's records (no gfx10/11 barrier
+// extension, waves emitted at their WAVE_END and the other differences
+// listed on rmodel.compat016). The gfx9-only fields (Version2, TargetCU,
+// SIMDs, Perf, PerfInterval, BarrierMessages, Replays, Pipeline) are not
+// used.
 func GenerateRDNA(cfg Config, r RDNA) ([]byte, []wire.Batch, error) {
 	var buf bytes.Buffer
 	var want []wire.Batch
