@@ -163,10 +163,7 @@ func TestRBEncodesVectors(t *testing.T) {
 //
 // and the gfxN-plain ones with -seed 12 and without -all (no WAVE_START_EXT,
 // other-SIMD instructions or ignored tokens, which AMD's 0.1.6 library
-// does not handle the same way; see rdna_lib_test.go). The w64 bits of
-// their INST and VALU_INST tokens were then cleared: the generator's
-// expectations do not double wave64 cycles yet (sqtt-mismatches.md W1),
-// and with the bit clear both readings give the same records.
+// does not handle the same way; see rdna_lib_test.go).
 // (K.index: co-index of testdata/kernels/K/kernels_code_object_id_1.hsaco).
 func TestRDNAGeneratedTraces(t *testing.T) {
 	for _, tc := range []struct{ gen, kernels string }{
