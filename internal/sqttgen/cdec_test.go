@@ -89,6 +89,32 @@ func TestDifferentialROCm(t *testing.T) {
 			compare(t, want, decode(t, trace, ix))
 		})
 	}
+	t.Run("malformed", func(t *testing.T) {
+		ix := b1Index(0x1000, 0)
+		var buf bytes.Buffer
+		e := newEnc(&buf, nil)
+		e.header(b1Header())
+		e.inst(0, 0, 12, instSALU32)
+		e.end()
+		for _, in := range [][]byte{buf.Bytes(), make([]byte, 64), {0x11, 0xa0, 0x0f, 0, 0, 0}} {
+			var got []wire.Batch
+			err := d.Decode(context.Background(), bytes.NewReader(in), isa.NewTable(ix), func(b *wire.Batch) error {
+				got = append(got, CloneBatch(b))
+				return nil
+			})
+			if err == nil || len(got) > 1 || len(got) == 1 && got[0].Type != wire.TypeGFXIP {
+				t.Errorf("%x...: err %v, %d batches; want an error and at most GFXIP", in[:8], err, len(got))
+			}
+		}
+		trace := append(unhex(t, vectorB1), 0x05, 0x18, 0x10)
+		m, want := collect(ix)
+		m.v016 = legacy
+		e = newEnc(nil, m)
+		e.header(b1Header())
+		writeB1Body(e, func(uint64) wire.PC { return wire.PC{} }, false)
+		e.end()
+		compare(t, *want, decode(t, trace, ix))
+	})
 	t.Run("65536-record batches", func(t *testing.T) {
 		ix := loadIndex(t, "gfx90a.index")
 		for _, cfg := range []Config{
