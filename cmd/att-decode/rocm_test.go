@@ -233,6 +233,10 @@ const rocmB2 = `
 // for them allow016 rewrites the native records into what 0.1.6 reports,
 // one documented difference at a time (each names its source), and the
 // library's records must then be equal to them, field by field.
+//
+// With a 0.1.x library every trace is also decoded with `--backend native
+// --compat 0.1.6` (the native decoder's own 0.1.6 mode), whose records must
+// equal the library's apart from the record layouts (§4.6, Normalize016).
 
 // allow016 returns the native decoder's records of a gfx9 trace as AMD's
 // 0.1.6 library reports them. It applies only these differences:
@@ -415,9 +419,9 @@ func TestRocmMatchesNative(t *testing.T) {
 	if lib == "" {
 		t.Skip("set ROCPROF_TRACE_DECODER_LIB to the path of librocprof-trace-decoder.so (ROCm 7.x, or AMD's 0.1.6 build) to compare --backend rocm with --backend native")
 	}
-	decode := func(t *testing.T, backend, trace, index string) (wire.Header, []wire.Batch) {
+	decode := func(t *testing.T, backend, trace, index string, more ...string) (wire.Header, []wire.Batch) {
 		t.Helper()
-		args := []string{"--backend", backend, "--index", index, "-q", trace}
+		args := append([]string{"--backend", backend, "--index", index, "-q", trace}, more...)
 		if backend == "rocm" {
 			args = append(args, "--lib", lib)
 		}
@@ -466,6 +470,12 @@ func TestRocmMatchesNative(t *testing.T) {
 				}
 				if d := sqttgen.Diff(want, rb); d != "" {
 					t.Errorf("rocm (got) and native (want, with the 0.1.6 allowances: %v) differ: %s", is016(rh), d)
+				}
+				if is016(rh) {
+					_, cb := decode(t, "native", c.trace, c.index, "--compat", "0.1.6")
+					if d := sqttgen.Diff(sqttgen.Normalize016(cb), rb); d != "" {
+						t.Errorf("rocm (got) and native --compat 0.1.6 (want) differ: %s", d)
+					}
 				}
 			})
 		}
@@ -518,6 +528,12 @@ func TestRocmMatchesNative(t *testing.T) {
 			}
 			if d := sqttgen.Diff(want, rb); d != "" {
 				t.Errorf("rocm (got) and generator, 0.1.6 model: %v (want) differ: %s", is016(rh), d)
+			}
+			if is016(rh) {
+				_, cb := decode(t, "native", path, index, "--compat", "0.1.6")
+				if d := sqttgen.Diff(sqttgen.Normalize016(cb), rb); d != "" {
+					t.Errorf("rocm (got) and native --compat 0.1.6 (want) differ: %s", d)
+				}
 			}
 		})
 	}
