@@ -43,7 +43,9 @@ func FuzzDecode(f *testing.F) {
 			}
 		}()
 		n := 0
-		err := New().Decode(ctx, bytes.NewReader(data), isa, func(b *wire.Batch) error {
+		// Odd lengths also cover the 0.1.6 mode and small pools.
+		d := &Decoder{Compat016: len(data)%2 == 1, PoolLimit: 1 + len(data)%3*8}
+		err := d.Decode(ctx, bytes.NewReader(data), isa, func(b *wire.Batch) error {
 			n++
 			if n == 1 && b.Type != wire.TypeGFXIP {
 				t.Fatalf("first batch is %v", b.Type)
