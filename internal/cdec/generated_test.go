@@ -91,7 +91,8 @@ func generatedConfigs(t *testing.T) map[string]sqttgen.Config {
 // /work/team notes; layouts of §4.6 by sqttgen.Normalize016), and the native
 // decoder's must equal the generator's newest ones, on the same trace bytes:
 // together this shows the two backends differ exactly by the modelled 0.1.6
-// differences.
+// differences. With a 0.1.x library the native decoder's Compat016 mode
+// must also give the library's records (layouts of §4.6 aside).
 func TestRealLibraryGenerated(t *testing.T) {
 	d := realDecoder(t)
 	old := is01(d.Version())
@@ -127,6 +128,19 @@ func TestRealLibraryGenerated(t *testing.T) {
 			}
 			if diff := sqttgen.Diff(want, got.batches); diff != "" {
 				t.Errorf("library %s (got) and generator, 0.1.6 model %v (want) differ: %s", d.Version(), old, diff)
+			}
+			if old {
+				// The native decoder's own 0.1.6 mode, batching as the
+				// library does (cmd/att-decode --compat 0.1.6).
+				n016 := sqtt.New()
+				n016.Compat016, n016.PoolLimit = true, -1
+				var c collector
+				if err := n016.Decode(context.Background(), bytes.NewReader(trace), p, c.emit); err != nil {
+					t.Fatalf("native decoder, Compat016: %v", err)
+				}
+				if diff := sqttgen.Diff(sqttgen.Normalize016(c.batches), got.batches); diff != "" {
+					t.Errorf("library (got) and native decoder with Compat016 (want) differ: %s", diff)
+				}
 			}
 		})
 	}
