@@ -50,6 +50,12 @@ type RDNA struct {
 	// bit: s_barrier_wait produces no token and the stitcher inserts an
 	// IMMED for it (spec §3.5 step 9, §3.6).
 	ExcludeBarrierWait bool
+	// Lookahead (with ExcludeBarrierWait) lets IMMED tokens come next to
+	// an excluded wait, where the stitcher decides by its look-ahead
+	// whether the wait had a token (spec §3.5 step 9). The expected
+	// records follow the stitcher, so the PCs may differ from the ones
+	// the waves executed (the walk check is off).
+	Lookahead bool
 	// ContextSwitch saves and restores some target waves (WAVE_START
 	// count 66..89, then INST 117 and NEW_PC at the resume PC; spec
 	// §2.3.6): a CONTEXT instruction, contexts 2, an occupancy end and
@@ -124,6 +130,9 @@ func (r *RDNA) defaults() error {
 	}
 	if r.GFXIP != 12 {
 		r.ExcludeBarrierWait = false
+	}
+	if !r.ExcludeBarrierWait {
+		r.Lookahead = false
 	}
 	return nil
 }
@@ -438,7 +447,7 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 		})
 		g.m.isa = p.ISA
 		g.m.compat016 = cfg.Compat016
-		g.m.checkWalk = true
+		g.m.checkWalk = !o.Lookahead
 		g.m.fail = func(err error) {
 			if g.err == nil {
 				g.err = err
@@ -1098,7 +1107,7 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 	// Next to an excluded wait the tokens must not be IMMED (the
 	// stitcher's look-ahead for an IMMED is not modelled): a MESSAGE
 	// code matches an IMMED line as well (spec §3.4).
-	noImmed := g.o.ExcludeBarrierWait && (w.excl || rl.beforeWait)
+	noImmed := g.o.ExcludeBarrierWait && !g.o.Lookahead && (w.excl || rl.beforeWait)
 	switch rl.kind {
 	case rkPlain:
 		var codes []uint16

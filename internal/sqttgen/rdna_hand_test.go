@@ -10,8 +10,9 @@ import (
 // rdHandKernel is a hand-written RDNA kernel at 0x100 with a loop, a call
 // through s_swappc into a function at 0x200 that returns with s_setpc
 // (INST code 5 + NEW_PC), a SKIP line (s_delay_alu), a line the stitcher
-// does not know (exp), BVH, LDS, a barrier and v_mov_b64 (V_MOV_B64 on
-// gfx12, spec §3.2 and §3.5 step 10).
+// does not know (exp), BVH, LDS, a barrier, a barrier wait followed by an
+// IMMED line (the gfx12 look-ahead of spec §3.5 step 9) and v_mov_b64
+// (V_MOV_B64 on gfx12, spec §3.2 and §3.5 step 10).
 var rdHandKernel = []row{
 	{0x100, 8, "s_load_b64 s[0:1], s[4:5], 0x0"},
 	{0x108, 4, "s_delay_alu instid0(VALU_DEP_1)"},
@@ -27,11 +28,13 @@ var rdHandKernel = []row{
 	{0x13c, 8, "ds_store_b32 v0, v1"},
 	{0x144, 4, "s_cbranch_scc1 65521"},
 	{0x148, 4, "s_barrier"},
-	{0x14c, 8, "exp mrt0 off, off, off, off"},
-	{0x154, 8, "v_mov_b64_e32 v[2:3], 0"},
-	{0x15c, 4, "s_nop 0"},
-	{0x160, 8, "flat_store_b32 v[0:1], v1"},
-	{0x168, 4, "s_endpgm"},
+	{0x14c, 4, "s_barrier_wait 0xffff"},
+	{0x150, 4, "s_wait_loadcnt 0x0"},
+	{0x154, 8, "exp mrt0 off, off, off, off"},
+	{0x15c, 8, "v_mov_b64_e32 v[2:3], 0"},
+	{0x164, 4, "s_nop 0"},
+	{0x168, 8, "flat_store_b32 v[0:1], v1"},
+	{0x170, 4, "s_endpgm"},
 	{0x200, 4, "v_add_f32_e32 v3, v3, v3"},
 	{0x204, 8, "ds_bvh_stack_rtn_b32 v1, v0, v2, v[3:6]"},
 	{0x20c, 4, "s_setpc_b64 s[30:31]"},
@@ -108,4 +111,29 @@ func TestGenerateRDNALongLoop(t *testing.T) {
 	if longest < 3000 {
 		t.Fatalf("longest wave has %d instructions: the loops did not run thousands of trips", longest)
 	}
+}
+
+// TestGenerateRDNALookahead checks that with Lookahead the hand kernel's
+// IMMED after its excluded barrier wait runs the stitcher's look-ahead
+// (spec §3.5 step 9) both ways: gaps kept and gaps refused.
+func TestGenerateRDNALookahead(t *testing.T) {
+	ix := rdHandIndex(0)
+	var runs [2]int
+	for seed := uint64(1); seed <= 8; seed++ {
+		cfg := Config{Index: ix, Kernels: []Kernel{{Entry: 0x100}}, Seed: seed, WavesPerSIMD: 8, MaxTrips: 8,
+			Emit: func(*wire.Batch) error { return nil }}
+		g, err := newRGen(nil, cfg, RDNA{GFXIP: 12, ExcludeBarrierWait: true, Lookahead: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.run(); err != nil {
+			t.Fatal(err)
+		}
+		runs[0] += g.m.lookahead[0]
+		runs[1] += g.m.lookahead[1]
+	}
+	if runs[0] == 0 && runs[1] == 0 {
+		t.Fatal("no look-ahead ran")
+	}
+	t.Logf("look-aheads: %d kept the gap, %d refused it", runs[0], runs[1])
 }

@@ -71,6 +71,7 @@ type rmodel struct {
 	compat016 bool
 	exclBW    bool   // gfx12 header exclude_barrier_wait
 	gaps      []rgap // excluded barrier waits of the wave being stitched
+	lookahead [2]int // step 9 look-aheads that kept / did not keep the gap
 
 	isa       func(wire.PC) (string, uint64, bool)
 	lines     map[wire.PC]*rline

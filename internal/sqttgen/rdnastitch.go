@@ -56,8 +56,7 @@ func skippable(c lineClass) bool { return c != clsSALU && c <= clsImmed }
 // rstitch assigns PCs to an RDNA wave's instructions as spec §3.5 says
 // (the non-gfx9 branches; gfx12 V_MOV_B64 and excluded barrier waits) and
 // returns the number of instructions consumed; the excluded waits are in
-// m.gaps. Step 9's look-ahead for an IMMED instruction is not modelled:
-// the generator never writes an IMMED next to an excluded wait.
+// m.gaps.
 func (m *rmodel) rstitch(w *rwave) int {
 	m.gaps = m.gaps[:0]
 	ins := w.rec.Instructions
@@ -119,13 +118,20 @@ func (m *rmodel) rstitch(w *rwave) int {
 		}
 		if m.exclBW && (line.cls == clsBarrierWaitExcl ||
 			line.cls == clsImmed && strings.HasPrefix(line.text, "s_barrier_wait") && !line.matched) {
-			if I.Category == wire.CatImmed {
-				m.failf("sqttgen: internal error: IMMED instruction %d next to an excluded barrier wait at %#x", i, line.pc.Address)
-				return i
+			add := I.Category != wire.CatImmed
+			if !add {
+				add = m.waitHadNoToken(ins, i, next)
+				if add {
+					m.lookahead[0]++
+				} else {
+					m.lookahead[1]++
+				}
 			}
-			m.gaps = append(m.gaps, rgap{i, line.pc})
-			line.cls = clsBarrierWaitExcl
-			continue
+			if add {
+				m.gaps = append(m.gaps, rgap{i, line.pc})
+				line.cls = clsBarrierWaitExcl
+				continue
+			}
 		}
 		matched := false
 		switch {
@@ -160,6 +166,42 @@ func (m *rmodel) rstitch(w *rwave) int {
 		}
 	}
 	return i
+}
+
+// elaborate is the stitcher's elaborate match (spec §3.4).
+func elaborate(c wire.InstCategory, l lineClass) bool {
+	return trivial(c, l) || l == clsBranch && c == wire.CatJump || c == wire.CatImmed && skippable(l)
+}
+
+// waitHadNoToken is the look-ahead of spec §3.5 step 9 for an IMMED
+// instruction i met at a barrier wait line whose next line is L: it
+// compares the following lines with the instructions from i on (two
+// instructions per compared pair, as upstream does) and says whether the
+// wait produced no token.
+func (m *rmodel) waitHadNoToken(ins []wire.Instruction, i int, L *rline) bool {
+	add := true
+	var kind lineClass
+	for x := i; x < len(ins) && add && L != nil; {
+		lc, ic := L.cls, ins[x].Category
+		if lc == clsBranch && ic == wire.CatJump {
+			L = m.line(L.target)
+		} else {
+			L = m.line(L.next)
+		}
+		if lc == clsDontKnow || lc == clsSkip {
+			x++
+			continue
+		}
+		add = elaborate(ic, lc)
+		if ic != wire.CatImmed && lc != clsVALU {
+			if kind != 0 && kind != lc {
+				break
+			}
+			kind = lc
+		}
+		x += 2
+	}
+	return add
 }
 
 // insertGaps adds the IMMED instructions of the excluded barrier waits
@@ -212,14 +254,12 @@ func (w *rwave) insertGaps(gaps []rgap) {
 			if sp.t < cur || end-sp.t < sp.d {
 				continue
 			}
-			if sp.t > cur {
-				tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(sp.t - cur)})
-			}
-			tl = append(tl, wire.WaveState{Type: wire.StateWait, Duration: int32(sp.d)})
+			tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(sp.t - cur)},
+				wire.WaveState{Type: wire.StateWait, Duration: int32(sp.d)})
 			cur = sp.t + sp.d
 		}
-		// An empty remainder is kept, as AMD's 0.1.6 library does (a
-		// truncated wave's timeline can end right after the WAIT).
+		// Empty pieces before and after the WAIT are kept, as AMD's
+		// 0.1.6 library does (sqtt-mismatches.md R7).
 		tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(end - cur)})
 		start = end
 	}
