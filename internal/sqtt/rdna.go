@@ -65,6 +65,7 @@ type rdna struct {
 	bufOff  int64 // file offset of buf[0]
 	eof     bool
 	pos     int64 // bit position of the next token in the file
+	prevPos int64 // bit position of the previous token
 	clock   int64
 	table   *[256]rdnaEntry
 	gen     int // 10, 11, 12: the reader and layout generation
@@ -100,7 +101,7 @@ type rdna struct {
 
 func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdna {
 	r := &rdna{ctx: ctx, ps: ps, em: &ps.em, br: br, regs: newRegState(), version: a.Version2,
-		dprate: 1, derate: 1}
+		dprate: 1, derate: 1, prevPos: -1 << 40}
 	switch a.GFXIP {
 	case 10:
 		r.gen, r.table = 10, gfx10Table
@@ -144,14 +145,14 @@ func (r *rdna) run() error {
 	return r.endOfBuffer()
 }
 
-// refill drops the bytes before the current token and makes at least 16
+// refill drops the bytes before the current token and makes at least 32
 // bytes from it available, or all that remain.
 func (r *rdna) refill() error {
 	if i := int(r.pos>>3 - r.bufOff); i > 0 {
 		r.br.Discard(i)
 		r.bufOff += int64(i)
 	}
-	_, err := r.br.Peek(16)
+	_, err := r.br.Peek(32)
 	switch {
 	case err == nil || errors.Is(err, bufio.ErrBufferFull):
 	case errors.Is(err, io.EOF):
@@ -192,7 +193,9 @@ func (r *rdna) read() error {
 				return err
 			}
 		}
-		if len(r.buf)-int(r.pos>>3-r.bufOff) < 10 && !r.eof {
+		// 18 bytes: enough to tell whether the TIMESTAMP tail test
+		// (q + 128 >= total) can hold.
+		if len(r.buf)-int(r.pos>>3-r.bufOff) < 18 && !r.eof {
 			if err := r.refill(); err != nil {
 				return err
 			}
@@ -203,6 +206,10 @@ func (r *rdna) read() error {
 				return nil
 			}
 		}
+		// q: where the previous token (NOP, TIME, skipped byte or other)
+		// started; the TIMESTAMP tail test needs it.
+		q := r.prevPos
+		r.prevPos = r.pos
 		w := r.window(r.pos)
 		if r.extSkip {
 			if w&1 != 0 {
@@ -223,7 +230,10 @@ func (r *rdna) read() error {
 		case rTime:
 			r.clock += 4
 		case rTimestamp:
-			r.timestamp(w)
+			// The library's tail loop, as observed with 0.1.6: the
+			// previous token started 128 bits or less before the end.
+			tail := r.eof && q+128 >= total
+			r.timestamp(w, tail)
 		default:
 			t := rdnaTok{v: w, t: r.clock, typ: e.typ}
 			if e.bits > 64 {
@@ -241,7 +251,7 @@ func (r *rdna) read() error {
 }
 
 // timestamp applies a TIMESTAMP token (2.3.3).
-func (r *rdna) timestamp(w uint64) {
+func (r *rdna) timestamp(w uint64, tail bool) {
 	var value uint64
 	var rt, pl bool
 	switch r.gen {
@@ -251,7 +261,7 @@ func (r *rdna) timestamp(w uint64) {
 		case 1:
 			r.clock += int64(value)
 		case 2:
-			r.rtSample(value)
+			r.rtSample(value, tail)
 		}
 		return
 	case 11:
@@ -265,11 +275,24 @@ func (r *rdna) timestamp(w uint64) {
 	if !rt {
 		r.clock += int64(value)
 	} else if !pl {
-		r.rtSample(value)
+		r.rtSample(value, tail)
 	}
 }
 
-func (r *rdna) rtSample(v uint64) {
+// rtSample records a realtime sample. As AMD's 0.1.6 library does (the
+// spec calls it an upstream inconsistency, 2.3.3), a sample that is not
+// newer than the previous pair in both clocks is averaged into it: on
+// gfx12 outside the reader's tail, on gfx10 and gfx11 only in the tail (see
+// read).
+func (r *rdna) rtSample(v uint64, tail bool) {
+	if n := len(r.realtime); n > 0 && (r.gen >= 12) != tail {
+		p := &r.realtime[n-1]
+		if !(r.clock > p.ShaderClock && v > p.RealtimeClock) {
+			p.ShaderClock = (p.ShaderClock + r.clock) / 2
+			p.RealtimeClock = (p.RealtimeClock + v) / 2
+			return
+		}
+	}
 	r.realtime = append(r.realtime, wire.Realtime{ShaderClock: r.clock, RealtimeClock: v})
 }
 

@@ -41,6 +41,9 @@ func (r *rb) tok(pattern uint64, n int, lo, hi int, fields uint64) *rb {
 	}
 	for r.pending > max {
 		k := min(r.pending-4, 15)
+		if rem := r.pending - k - 4; rem > max && rem < 4 {
+			k -= 4 - rem // leave a remainder another TIME token can carry
+		}
 		if k < 0 {
 			panic("rb: delta does not fit")
 		}

@@ -84,6 +84,29 @@ func RDNADiffTraces() []DiffTrace {
 		noContext(diffTrace("trap gfx11", trapTrace(11, 3, false), anyCodes())),
 		noContext(diffTrace("trap gfx12", trapTrace(12, 4, false), anyCodes())),
 		noContext(diffTrace("trap w64 gfx12", trapTrace(12, 4, true), anyCodes())),
+		diffTrace("realtime gfx11", rtTrace(11, 3), anyCodes()),
+		diffTrace("realtime gfx12", rtTrace(12, 4), anyCodes()),
+		diffTrace("realtime tail gfx10 k0 a", rtTail(10, 0, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx10 k8 a", rtTail(10, 8, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx10 k10 a", rtTail(10, 10, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx10 k30 a", rtTail(10, 30, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx10 k0 b", rtTail(10, 0, [][2]int64{{50, 100}, {60, 200}, {65, 150}, {70, 400}}), anyCodes()),
+		diffTrace("realtime tail gfx10 k18 b", rtTail(10, 18, [][2]int64{{50, 100}, {60, 200}, {65, 150}, {70, 400}}), anyCodes()),
+		diffTrace("realtime tail gfx10 k20 b", rtTail(10, 20, [][2]int64{{50, 100}, {60, 200}, {65, 150}, {70, 400}}), anyCodes()),
+		diffTrace("realtime tail gfx11 k0 a", rtTail(11, 0, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx11 k8 a", rtTail(11, 8, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx11 k10 a", rtTail(11, 10, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx11 k30 a", rtTail(11, 30, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx11 k0 b", rtTail(11, 0, [][2]int64{{50, 100}, {60, 200}, {65, 150}, {70, 400}}), anyCodes()),
+		diffTrace("realtime tail gfx11 k18 b", rtTail(11, 18, [][2]int64{{50, 100}, {60, 200}, {65, 150}, {70, 400}}), anyCodes()),
+		diffTrace("realtime tail gfx11 k20 b", rtTail(11, 20, [][2]int64{{50, 100}, {60, 200}, {65, 150}, {70, 400}}), anyCodes()),
+		diffTrace("realtime tail gfx12 k0 a", rtTail(12, 0, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx12 k8 a", rtTail(12, 8, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx12 k10 a", rtTail(12, 10, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx12 k30 a", rtTail(12, 30, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
+		diffTrace("realtime tail gfx12 k0 b", rtTail(12, 0, [][2]int64{{50, 100}, {60, 200}, {65, 150}, {70, 400}}), anyCodes()),
+		diffTrace("realtime tail gfx12 k18 b", rtTail(12, 18, [][2]int64{{50, 100}, {60, 200}, {65, 150}, {70, 400}}), anyCodes()),
+		diffTrace("realtime tail gfx12 k20 b", rtTail(12, 20, [][2]int64{{50, 100}, {60, 200}, {65, 150}, {70, 400}}), anyCodes()),
 		diffTrace("synth gfx10", mustSynth(10), newTable(0, loopISA...)),
 		diffTrace("synth gfx11", mustSynth(11), newTable(0, loopISA...)),
 		diffTrace("synth gfx12", mustSynth(12), newTable(0, loopISA...)),
@@ -217,4 +240,33 @@ func trapTrace(gen, version int, w64 bool) []byte {
 func SetNoBarrierExt016() (restore func()) {
 	noBarrierExt016 = true
 	return func() { noBarrierExt016 = false }
+}
+
+// rtTrace: realtime samples, some not newer than the previous one.
+func rtTrace(gen, version int) []byte {
+	r := newRB(gen).header(version, 0, 0, 0, 0, 0, 0)
+	r.at(50).timestamp(0x1000, true, false).timestamp(0x2000, true, false)
+	r.at(60).timestamp(0x1800, true, false).at(70).timestamp(0x3000, true, false)
+	return r.at(80).timestamp(0x3000, true, false).pad()
+}
+
+// rtTail writes realtime samples (time, value) and then k NOP nibbles: it
+// probes the reader's tail, where averaging differs (rtSample).
+func rtTail(gen, k int, samples [][2]int64) []byte {
+	r := newRB(gen).header(gen-8, 0, 0, 0, 0, 0, 0)
+	for _, p := range samples {
+		r.at(p[0])
+		if gen == 10 {
+			r.tok(0b0000001, 64, 0, -1, 2<<14|uint64(p[1])<<16)
+		} else {
+			r.timestamp(uint64(p[1]), true, false)
+		}
+	}
+	for i := 0; i < k; i++ {
+		r.nop()
+	}
+	if r.nbits%8 != 0 {
+		r.nop()
+	}
+	return r.bytes()
 }

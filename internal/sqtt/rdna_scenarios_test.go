@@ -612,3 +612,34 @@ func TestRDNAWave64(t *testing.T) {
 		})
 	}
 }
+
+// Realtime samples not newer than the previous pair are averaged into it:
+// on gfx12 away from the end of the buffer, on gfx10/gfx11 only at its
+// end (the reader's tail), as AMD's 0.1.6 library does.
+func TestRDNARealtimeAveraging(t *testing.T) {
+	pairs := [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}}
+	averaged := []wire.Realtime{{ShaderClock: 55, RealtimeClock: 150}, {ShaderClock: 70, RealtimeClock: 300}}
+	apart := []wire.Realtime{{ShaderClock: 50, RealtimeClock: 100}, {ShaderClock: 50, RealtimeClock: 200},
+		{ShaderClock: 60, RealtimeClock: 150}, {ShaderClock: 70, RealtimeClock: 300}}
+	// gfx11, k 0: the tokens before the last two start more than 128 bits
+	// before the end; (60, 150) is averaged into (50, 200).
+	tail := []wire.Realtime{{ShaderClock: 50, RealtimeClock: 100}, {ShaderClock: 55, RealtimeClock: 175},
+		{ShaderClock: 70, RealtimeClock: 300}}
+	for _, tc := range []struct {
+		gen, k int
+		want   []wire.Realtime
+	}{
+		{12, 40, averaged}, {11, 40, apart}, {10, 40, apart},
+		// k 0: the samples after a token starting 128 bits or less before
+		// the end are in the tail: the last two on gfx11 (48-bit
+		// TIMESTAMPs), only the last one on gfx10 and gfx12 (64 bits).
+		{11, 0, tail}, {10, 0, apart},
+		{12, 0, []wire.Realtime{{ShaderClock: 55, RealtimeClock: 150}, {ShaderClock: 70, RealtimeClock: 300}}},
+	} {
+		got, err := decodeAll(t, rtTail(tc.gen, tc.k, pairs), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, got, []wire.Batch{gfxip(uint64(tc.gen)), rtB(tc.want...)})
+	}
+}
