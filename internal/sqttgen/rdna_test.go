@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -316,4 +317,33 @@ func TestGenerateRDNATruncate(t *testing.T) {
 			t.Fatalf("seed %d: %d WAVE_INCOMPLETE infos, %d starts, %d ends", seed, infos, starts, ends)
 		}
 	}
+}
+
+// TestGenerateRDNAErrors checks the configuration errors.
+func TestGenerateRDNAErrors(t *testing.T) {
+	ix := rdHandIndex(0)
+	k := []Kernel{{Entry: 0x100}}
+	for name, c := range map[string]struct {
+		cfg Config
+		o   RDNA
+	}{
+		"gfx9":           {Config{Index: ix, Kernels: k}, RDNA{GFXIP: 9}},
+		"gfx10 v3":       {Config{Index: ix, Kernels: k}, RDNA{GFXIP: 10, Version: 3}},
+		"17 slots":       {Config{Index: ix, Kernels: k, WavesPerSIMD: 17}, RDNA{GFXIP: 11}},
+		"target wgp 8":   {Config{Index: ix, Kernels: k}, RDNA{GFXIP: 12, TargetWGP: 8}},
+		"no isa":         {Config{Kernels: k}, RDNA{GFXIP: 12}},
+		"unaligned":      {Config{Index: ix, Kernels: []Kernel{{Entry: 0x104}}}, RDNA{GFXIP: 12}},
+		"not in isa":     {Config{Index: ix, Kernels: []Kernel{{Entry: 0x300}}}, RDNA{GFXIP: 12}},
+		"uninstrumented": {Config{Index: rdHandIndex(5), Kernels: []Kernel{{Entry: 0x100, CodeObjectID: 5}}}, RDNA{GFXIP: 12}},
+	} {
+		if _, _, err := GenerateRDNA(c.cfg, c.o); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// An ISA provider instead of an index.
+	_, want, err := GenerateRDNA(Config{ISA: isa.NewTable(ix), Kernels: k, Seed: 3}, RDNA{GFXIP: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRDNAWant(t, want, ix, 11)
 }
