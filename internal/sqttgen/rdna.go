@@ -56,6 +56,11 @@ type RDNA struct {
 	// records follow the stitcher, so the PCs may differ from the ones
 	// the waves executed (the walk check is off).
 	Lookahead bool
+	// DropTokens leaves out the token of some executed instructions (not
+	// branches, jumps or stitch anchors), as a lossy trace would: the
+	// stitcher's mismatch rules decide the PCs (spec §3.5 steps 8-11,
+	// STITCH_INCOMPLETE), so the walk check is off.
+	DropTokens bool
 	// ContextSwitch saves and restores some target waves (WAVE_START
 	// count 66..89, then INST 117 and NEW_PC at the resume PC; spec
 	// §2.3.6): a CONTEXT instruction, contexts 2, an occupancy end and
@@ -447,7 +452,7 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 		})
 		g.m.isa = p.ISA
 		g.m.compat016 = cfg.Compat016
-		g.m.checkWalk = !o.Lookahead
+		g.m.checkWalk = !o.Lookahead && !o.DropTokens
 		g.m.fail = func(err error) {
 			if g.err == nil {
 				g.err = err
@@ -1058,6 +1063,13 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 	}
 	li := w.cur
 	next := l.next
+	if g.o.DropTokens && !w.anchor && !w.excl && !rl.beforeWait && r.oneIn(6) {
+		switch rl.kind {
+		case rkPlain, rkValu, rkImmed, rkBarrier, rkBarrierSignal:
+			w.cur = next // executed, but no token
+			return g.planInst(a, w)
+		}
+	}
 	t := w.ready
 	exact := false // the token after an excluded wait starts at its IMMED's time
 	switch {

@@ -146,7 +146,8 @@ func (m *rmodel) rstitch(w *rwave) int {
 		case m.gen >= 12 && line.cls == clsVMovB64 && I.Category == wire.CatVALU:
 			I.Duration = max(I.Duration, int32(I.Stall)+2)
 			matched = true
-		case I.Category == wire.CatImmed && skippable(line.cls):
+		case I.Category == wire.CatImmed && skippable(line.cls) && !(m.compat016 && line.cls == clsSMEM):
+			// (0.1.6 does not take an SMEM line as skippable here)
 			matched = true
 			skipped++
 		case strings.HasPrefix(line.text, "s_waitcnt") && skipped > 0:
