@@ -60,6 +60,7 @@ func TestRoundTripRDNAHand(t *testing.T) {
 					cfg.Kernels = []Kernel{{Entry: 0x100, CodeObjectID: id}}
 					cfg.Instrument = id != 0
 					cfg.LateLoad = cfg.LateLoad && id != 0
+					cfg.MaxTrips = min(cfg.MaxTrips, 300) // the tight loop makes 3000 trips slow
 					trace, want, err := GenerateRDNA(cfg, o)
 					if err != nil {
 						t.Fatal(err)
