@@ -52,7 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		late     = fs.Bool("late-load", false, "announce the code objects after the first waves")
 		all      = fs.Bool("all", false, "enable dispatch, perf, shader data, events and barrier messages")
 		quiet    = fs.Bool("q", false, "do not print the summary")
-		v016     = fs.Bool("compat016", false, "gfx9: -expect records as AMD's 0.1.6 library reports them (spec A.3 and observed differences)")
+		v016     = fs.Bool("compat016", false, "-expect records as AMD's 0.1.6 library reports them (spec A.3 and observed differences; gfx9 and RDNA)")
 		wild     = fs.Bool("wild", false, "gfx9: also pipelined INST tokens, XNACK replays, traps, context switches, merged ISSUE tokens, packet loss")
 		arch     = fs.String("arch", "gfx9", "trace architecture: gfx9, gfx10, gfx11 or gfx12 (or a target such as gfx1100)")
 	)
