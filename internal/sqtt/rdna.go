@@ -792,10 +792,12 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 	return nil
 }
 
-// occFull flushes pending occupancy records when PoolLimit is reached or,
-// at a wave start of a double-buffered capture, at 65536.
+// occFull flushes pending occupancy records: in a double-buffered capture
+// as the library does, after a wave start once 65536 are pending (2.3.6
+// step 5); otherwise when PoolLimit is reached.
 func (r *rdna) occFull(start bool) error {
-	if n := len(r.occ) + len(r.occFront); n >= r.ps.limit || start && r.doubleBuffer && n >= occupancyDBFlush {
+	n := len(r.occ) + len(r.occFront)
+	if r.doubleBuffer && start && n >= occupancyDBFlush || !r.doubleBuffer && n >= r.ps.limit {
 		return r.flushOcc()
 	}
 	return nil

@@ -224,6 +224,24 @@ func TestRDNAExcludedBarrierWait(t *testing.T) {
 		},
 		Timeline: tl(sIdle, 4, sExec, 1, sWait, 15, sExec, 5),
 	})})
+	// A wait that ends where its timeline segment ends: the empty rest of
+	// the segment is kept (as 0.1.6 does, sqtt-mismatches.md R7).
+	data := newRB(12).header(4, 0, 0, 0, 0, 0, 1<<59).pgm(0, 0, 0x4000).
+		at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
+		at(104).inst(0, 122).at(118).ready(1).at(120).valu(0).at(125).waveEnd(0, 0, 0, 0).pad()
+	got, err = decodeAll(t, data, newTable(0, rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, got, []wire.Batch{gfxip(12), occ, waveB(wire.Wave{BeginTime: 100, EndTime: 125,
+		Instructions: []wire.Instruction{
+			in(wire.CatMessage, 104, 1, 0, 0x4000, 0),
+			in(wire.CatImmed, 105, 13, 0, 0x4004, 0),
+			in(wire.CatVALU, 118, 3, 2, 0x4008, 0),
+			in(wire.CatMessage, 121, 4, 0, 0x400c, 0),
+		},
+		Timeline: tl(sIdle, 4, sExec, 1, sWait, 13, sExec, 0, sStall, 2, sExec, 5),
+	})})
 	// Without it, the wait line is passed over as a line without a token.
 	got, err = decodeAll(t, scenarioBarrier(false), newTable(0, rows...))
 	if err != nil {
@@ -641,5 +659,38 @@ func TestRDNARealtimeAveraging(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(t, got, []wire.Batch{gfxip(uint64(tc.gen)), rtB(tc.want...)})
+	}
+}
+
+// Occupancy batches of a double-buffered gfx12 capture: flushed after a
+// wave start once 65536 records are pending, as the library does (2.3.6
+// WAVE_START step 5; sqtt-mismatches.md R8). Without double buffering the
+// pool is bounded by PoolLimit (batches of 65536 by default).
+func TestRDNADoubleBufferFlush(t *testing.T) {
+	for _, tc := range []struct {
+		double bool
+		want   []int
+	}{{true, []int{65537, 19}}, {false, []int{65536, 20}}} {
+		var extra uint64
+		if tc.double {
+			extra = 1 << 43
+		}
+		r := newRB(12).header(4, 0, 0, 0, 0, 0, extra)
+		for i := 0; i < 32768+10; i++ {
+			r.waveStart(0, 0, 1, 0, 0, 0, 1).waveEnd(0, 0, 1, 0)
+		}
+		var sizes []int
+		err := New().Decode(context.Background(), bytes.NewReader(r.pad()), nil, func(b *wire.Batch) error {
+			if b.Type == wire.TypeOccupancy {
+				sizes = append(sizes, len(b.Occupancy))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(sizes, tc.want) {
+			t.Errorf("double buffer %v: occupancy batches %v, want %v", tc.double, sizes, tc.want)
+		}
 	}
 }

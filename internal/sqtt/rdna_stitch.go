@@ -97,16 +97,15 @@ func insertBarrierWaits(w *wave) {
 			if b.t < s || b.d <= 0 || b.t+b.d > segEnd {
 				continue // not covered by this segment, or it is too short
 			}
-			if b.t > s {
-				tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(b.t - s)})
-			}
+			// The pieces before and after the WAIT are kept even when
+			// empty, as AMD's 0.1.6 library keeps them.
+			tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(b.t - s)})
 			tl = append(tl, wire.WaveState{Type: wire.StateWait, Duration: int32(b.d)})
 			s = b.t + b.d
 		}
-		switch {
-		case s == start:
+		if s == start {
 			tl = append(tl, seg)
-		case segEnd > s:
+		} else {
 			tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(segEnd - s)})
 		}
 		start = segEnd
