@@ -220,7 +220,6 @@ type rev struct {
 	line int32
 	data uint32
 	w64  int8 // wave64 bit of an INST or VALU_INST
-	post bool // the wave's token right after an excluded barrier wait
 }
 
 // Actor kinds.
@@ -245,16 +244,11 @@ type ractor struct {
 	waves              int
 	lost               bool // the wave end was hidden by a packet loss
 	saved              bool // the occupancy-only wave is context-saved
-	// lastPost: the slot's last token is the one after an excluded
-	// wait; a truncation now would leave the §3.6 WAIT split with an
-	// empty remainder (kept by 0.1.6, dropped by internal/sqtt: see
-	// sqtt-mismatches.md R7).
-	lastPost bool
-	k        *kinfo
-	w        *rwalk
-	q        []rev
-	qh       int
-	running  bool
+	k                  *kinfo
+	w                  *rwalk
+	q                  []rev
+	qh                 int
+	running            bool
 }
 
 type actorHeap []*ractor
@@ -589,11 +583,6 @@ func (g *rgen) truncateNow() bool {
 	if g.m == nil {
 		return true
 	}
-	for _, a := range g.h {
-		if a.kind == raSlot && a.lastPost {
-			return false
-		}
-	}
 	for s := range g.m.slots {
 		for _, w := range g.m.slots[s] {
 			if !w.complete && (len(w.rec.Instructions) == 0 || w.trap != trapRestored) {
@@ -842,14 +831,6 @@ func (g *rgen) slotEvent(a *ractor, ev *rev) {
 			return wire.PC{}
 		}
 		return g.prog.lines[ev.line].pc
-	}
-	switch ev.kind {
-	case seInst:
-		if ev.code != 6 && ev.code != 117 { // those change no state
-			a.lastPost = ev.post
-		}
-	case seValu, seImmOne, seImmediate, seEnd:
-		a.lastPost = ev.post
 	}
 	switch ev.kind {
 	case seStart:
@@ -1242,9 +1223,6 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		return nil
 	}
 	if w.excl {
-		for i := range a.q {
-			a.q[i].post = a.q[i].kind != seReady
-		}
 		w.excl = false
 		w.ready = max(w.ready, t+1)
 		if exact {
