@@ -7,6 +7,7 @@ package cdec
 
 /*
 #include <stdint.h>
+#include <stdlib.h>
 #include "cdec.h"
 */
 import "C"
@@ -40,8 +41,16 @@ func cdecGoTrace(typ C.int, data unsafe.Pointer, raw C.uint64_t, count C.uint64_
 	return StatusSuccess
 }
 
+// cdecGoISA asks the provider about one PC for the C-side ISA cache
+// (cdec_isa_tramp, which plays the buffer-size protocol): on success it
+// sets *text to a malloc'ed copy of the text (NULL when empty, owned by the
+// cache), *length to its length and *memSize to the instruction's size in
+// memory (at least 4). A PC the provider does not know answers
+// INVALID_ARGUMENT; the cache keeps that too. A failed session or a panic
+// answers ERROR, which is not cached.
+//
 //export cdecGoISA
-func cdecGoISA(text *C.char, memSize *C.uint64_t, size *C.uint64_t, addr, coid C.uint64_t, ud C.uintptr_t) (status C.int) {
+func cdecGoISA(text **C.char, length, memSize *C.uint64_t, addr, coid C.uint64_t, ud C.uintptr_t) (status C.int) {
 	s := sessionOf(ud)
 	defer func() {
 		if r := recover(); r != nil {
@@ -54,22 +63,23 @@ func cdecGoISA(text *C.char, memSize *C.uint64_t, size *C.uint64_t, addr, coid C
 	s.mu.Lock()
 	failed := s.failed()
 	s.mu.Unlock()
-	if failed || size == nil || memSize == nil {
+	if failed {
 		return StatusError
 	}
 	src, n, ok := s.p.ISA(wireP(uint64(addr), uint64(coid)))
 	if !ok {
 		return StatusInvalidArgument
 	}
-	capacity := uint64(*size)
-	*size = C.uint64_t(len(src))
-	*memSize = C.uint64_t(max(n, 4))
-	if uint64(len(src)) > capacity || (text == nil && len(src) > 0) {
-		return StatusOutOfResources
-	}
 	if len(src) > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(text)), len(src)), src)
+		p := C.malloc(C.size_t(len(src)))
+		if p == nil {
+			return StatusError
+		}
+		copy(unsafe.Slice((*byte)(p), len(src)), src)
+		*text = (*C.char)(p)
 	}
+	*length = C.uint64_t(len(src))
+	*memSize = C.uint64_t(max(n, 4))
 	return StatusSuccess
 }
 

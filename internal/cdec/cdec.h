@@ -63,7 +63,7 @@ typedef struct {
 
 // Go callbacks (callback_cgo.go); the userdata is a runtime/cgo.Handle.
 extern int cdecGoTrace(int typ, void* data, uint64_t raw, uint64_t count, uintptr_t ud);
-extern int cdecGoISA(char* text, uint64_t* memSize, uint64_t* size, uint64_t addr, uint64_t coid, uintptr_t ud);
+extern int cdecGoISA(char** text, uint64_t* len, uint64_t* memSize, uint64_t addr, uint64_t coid, uintptr_t ud);
 extern uint64_t cdecGoData(uint8_t** buf, uint64_t* size, uintptr_t ud);
 
 #endif

@@ -3,9 +3,10 @@
 package cdec
 
 /*
-#cgo linux LDFLAGS: -ldl
+#cgo linux LDFLAGS: -ldl -lpthread
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cdec.h"
@@ -53,17 +54,116 @@ static int cdec_origin(void* sym, char* out, size_t outlen) {
 	return 1;
 }
 
-// Trampolines: the library calls these; they hand the userdata (a
-// runtime/cgo.Handle value, never a Go pointer) to the Go side as an integer.
+// A cdec_session is the C side of one parse call; its address is the
+// userdata the library gets. It holds the runtime/cgo.Handle of the Go
+// session (an integer, never a Go pointer) and the ISA answer cache: the
+// 0.1.x library asks for the same PC about once per wave, and a C-to-Go
+// call costs far more than a hash lookup, so Go is asked once per unique
+// (address, code object id) per parse, misses included. The cache holds
+// the provider's answer (status, text, memory size); the buffer-size
+// protocol towards the library (OUT_OF_RESOURCES, then a retry) is played
+// from it on every call, exactly as the Go callback would.
+typedef struct {
+	uint64_t addr, coid;
+	char* text;      // malloc'ed by Go, NULL when empty
+	uint64_t len, mem;
+	int status;      // STATUS_SUCCESS or STATUS_INVALID_ARGUMENT (a miss)
+	int used;
+} cdec_isa_entry;
+
+typedef struct {
+	uintptr_t handle;       // runtime/cgo.Handle of the Go session
+	int32_t failed;         // set (atomically) by Go once the session failed
+	pthread_mutex_t mu;     // the library may call from several threads
+	cdec_isa_entry* tab;    // open addressing, power-of-two size
+	size_t cap, n;
+} cdec_session;
+
+enum { CDEC_OK = 0, CDEC_ERROR = 1, CDEC_OOR = 2, CDEC_INVAL = 3 };
+
+static cdec_session* cdec_session_new(uintptr_t handle) {
+	cdec_session* s = calloc(1, sizeof *s);
+	if (s == NULL) return NULL;
+	s->handle = handle;
+	pthread_mutex_init(&s->mu, NULL);
+	return s;
+}
+
+static void cdec_session_free(cdec_session* s) {
+	if (s == NULL) return;
+	for (size_t i = 0; i < s->cap; i++) free(s->tab[i].text);
+	free(s->tab);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static uintptr_t cdec_session_ud(cdec_session* s) { return (uintptr_t)s; }
+
+static size_t cdec_isa_slot(cdec_isa_entry* tab, size_t cap, uint64_t addr, uint64_t coid) {
+	uint64_t h = (addr * 0x9E3779B97F4A7C15ull) ^ (coid * 0xC2B2AE3D27D4EB4Full);
+	size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
+	while (tab[i].used && (tab[i].addr != addr || tab[i].coid != coid)) i = (i + 1) & (cap - 1);
+	return i;
+}
+
+// cdec_isa_grow keeps the table at most half full; 0 when out of memory.
+static int cdec_isa_grow(cdec_session* s) {
+	if (s->cap != 0 && 2 * (s->n + 1) <= s->cap) return 1;
+	size_t cap = s->cap ? 2 * s->cap : 256;
+	cdec_isa_entry* tab = calloc(cap, sizeof *tab);
+	if (tab == NULL) return 0;
+	for (size_t i = 0; i < s->cap; i++) {
+		if (s->tab[i].used) tab[cdec_isa_slot(tab, cap, s->tab[i].addr, s->tab[i].coid)] = s->tab[i];
+	}
+	free(s->tab);
+	s->tab = tab;
+	s->cap = cap;
+	return 1;
+}
+
+// Trampolines: the library calls these; they hand the Go session's handle
+// to the Go side as an integer.
 static int cdec_trace_tramp(int type, void* data, uint64_t count, void* ud) {
-	if (type == 0) return cdecGoTrace(0, NULL, (uint64_t)(uintptr_t)data, count, (uintptr_t)ud);
-	return cdecGoTrace(type, data, 0, count, (uintptr_t)ud);
+	uintptr_t h = ((cdec_session*)ud)->handle;
+	if (type == 0) return cdecGoTrace(0, NULL, (uint64_t)(uintptr_t)data, count, h);
+	return cdecGoTrace(type, data, 0, count, h);
 }
 static int cdec_isa_tramp(char* text, uint64_t* memory_size, uint64_t* size, cdec_pc pc, void* ud) {
-	return cdecGoISA(text, memory_size, size, pc.address, pc.code_object_id, (uintptr_t)ud);
+	cdec_session* s = ud;
+	if (__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE) || size == NULL || memory_size == NULL) return CDEC_ERROR;
+	pthread_mutex_lock(&s->mu);
+	size_t i = s->cap ? cdec_isa_slot(s->tab, s->cap, pc.address, pc.code_object_id) : 0;
+	if (s->cap == 0 || !s->tab[i].used) {
+		char* t = NULL;
+		uint64_t len = 0, mem = 0;
+		int st = cdecGoISA(&t, &len, &mem, pc.address, pc.code_object_id, s->handle);
+		if (st != CDEC_OK && st != CDEC_INVAL) {
+			free(t);
+			pthread_mutex_unlock(&s->mu);
+			return st;
+		}
+		if (!cdec_isa_grow(s)) {
+			free(t);
+			pthread_mutex_unlock(&s->mu);
+			return CDEC_ERROR;
+		}
+		i = cdec_isa_slot(s->tab, s->cap, pc.address, pc.code_object_id);
+		cdec_isa_entry e = {pc.address, pc.code_object_id, t, len, mem, st, 1};
+		s->tab[i] = e;
+		s->n++;
+	}
+	cdec_isa_entry e = s->tab[i]; // e.text lives until the session is freed
+	pthread_mutex_unlock(&s->mu);
+	if (e.status != CDEC_OK) return e.status;
+	uint64_t capacity = *size;
+	*size = e.len;
+	*memory_size = e.mem;
+	if (e.len > capacity || (text == NULL && e.len > 0)) return CDEC_OOR;
+	if (e.len > 0) memcpy(text, e.text, e.len);
+	return CDEC_OK;
 }
 static uint64_t cdec_data_tramp(uint8_t** buffer, uint64_t* size, void* ud) {
-	return cdecGoData(buffer, size, (uintptr_t)ud);
+	return cdecGoData(buffer, size, ((cdec_session*)ud)->handle);
 }
 
 typedef int (*trace_cb_t)(int, void*, uint64_t, void*);
@@ -619,7 +719,13 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 	}
 	h := cgo.NewHandle(s)
 	defer h.Delete()
-	ud := C.uintptr_t(h)
+	cs := C.cdec_session_new(C.uintptr_t(h))
+	if cs == nil {
+		return errors.New("rocprof-trace-decoder: out of C memory")
+	}
+	defer C.cdec_session_free(cs)
+	s.cs = cs
+	ud := C.cdec_session_ud(cs)
 
 	var status C.int
 	switch {
@@ -679,6 +785,7 @@ type session struct {
 	next   int
 	cmem   []unsafe.Pointer // C copies handed to the library, freed after parse
 	batch  wire.Batch
+	cs     *C.cdec_session // C side: userdata of the library, ISA cache
 }
 
 // cbuf copies b into C memory that stays valid until the parse returns.
@@ -699,6 +806,10 @@ func (s *session) free() {
 func (s *session) fail(err error) {
 	if s.err == nil {
 		s.err = err
+		if s.cs != nil {
+			// The C-side ISA cache answers ERROR from now on.
+			atomic.StoreInt32((*int32)(unsafe.Pointer(&s.cs.failed)), 1)
+		}
 	}
 }
 
@@ -708,7 +819,7 @@ func (s *session) failed() bool {
 		return true
 	}
 	if err := s.ctx.Err(); err != nil {
-		s.err = err
+		s.fail(err)
 		return true
 	}
 	return false

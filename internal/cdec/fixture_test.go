@@ -412,6 +412,74 @@ isa 4116 0 16
 	}
 }
 
+// countingISA counts the provider's questions per PC.
+type countingISA struct {
+	mapISA
+	mu    sync.Mutex
+	calls map[wire.PC]int
+}
+
+func (c *countingISA) ISA(pc wire.PC) (string, uint64, bool) {
+	c.mu.Lock()
+	c.calls[pc]++
+	c.mu.Unlock()
+	return c.mapISA.ISA(pc)
+}
+
+// TestISACache checks that the C-side ISA cache asks the provider once per
+// PC in a parse (known PCs and misses alike, from several threads too) and
+// still plays the buffer-size protocol on every query.
+func TestISACache(t *testing.T) {
+	long := strings.Repeat("s_waitcnt vmcnt(0) ", 10)
+	base := mapISA{
+		{Address: 0x1000}:                  {"s_nop 0", 4},
+		{Address: 0x1004}:                  {long, 8},
+		{Address: 0x1010, CodeObjectID: 3}: {"", 2},
+	}
+	var script strings.Builder
+	var want []isaEcho
+	for range 3 {
+		script.WriteString("isa 4096 0 64\nisa 4100 0 4\nisa 4100 0 400\nisa 4104 0 64\nisa 4112 3 0\nisa 4112 0 8\n")
+		want = append(want,
+			isaEcho{StatusSuccess, StatusSuccess, 4, "s_nop 0", 1},
+			isaEcho{StatusOutOfResources, StatusSuccess, 8, long, 2},
+			isaEcho{StatusSuccess, StatusSuccess, 8, long, 1},
+			isaEcho{StatusInvalidArgument, StatusInvalidArgument, 0, "", 1},
+			isaEcho{StatusSuccess, StatusSuccess, 4, "", 1},
+			isaEcho{StatusInvalidArgument, StatusInvalidArgument, 0, "", 1},
+		)
+	}
+	for _, v1 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
+			var defines []string
+			if v1 {
+				defines = append(defines, "-DFIXTURE_V1_ONLY")
+			}
+			d := loadFixture(t, defines...)
+			for run := range 2 { // each parse has its own cache
+				p := &countingISA{mapISA: base, calls: map[wire.PC]int{}}
+				var c collector
+				if err := d.Decode(context.Background(), strings.NewReader(script.String()), p, c.emit); err != nil {
+					t.Fatal(err)
+				}
+				if len(c.batches) != len(want) {
+					t.Fatalf("run %d: got %d reports, want %d", run, len(c.batches), len(want))
+				}
+				for i, b := range c.batches {
+					if got := parseISAEcho(t, b); got != want[i] {
+						t.Errorf("run %d query %d: got %+v, want %+v", run, i, got, want[i])
+					}
+				}
+				wantCalls := map[wire.PC]int{{Address: 0x1000}: 1, {Address: 0x1004}: 1, {Address: 0x1008}: 1,
+					{Address: 0x1010, CodeObjectID: 3}: 1, {Address: 0x1010}: 1}
+				if !reflect.DeepEqual(p.calls, wantCalls) {
+					t.Errorf("run %d: provider questions %v, want one per PC %v", run, p.calls, wantCalls)
+				}
+			}
+		})
+	}
+}
+
 // echoes returns the buffers the fixture's "echo" command reported.
 func echoes(t *testing.T, bs []wire.Batch) [][]byte {
 	t.Helper()
