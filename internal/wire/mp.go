@@ -398,35 +398,42 @@ func (m *mpReader) any(depth int) any {
 	return nil
 }
 
-// fastInstruction decodes the six integers of one wave instruction from a
-// peeked window of the buffer, without a call per byte. It returns false,
-// having consumed nothing, when the window is short or a value is not of the
-// expected kind; the caller then takes the byte-wise path, which reports
-// errors with their offset.
-func (m *mpReader) fastInstruction(in *Instruction) bool {
+// fastInstructions decodes up to max wave instructions (six integers
+// each) straight from the bytes bufio already holds, without a call per
+// byte, and appends them to ins. It stops before an instruction that is not
+// wholly buffered or has a value of an unexpected kind, and returns how many
+// it decoded; the caller then takes the byte-wise path for the next one,
+// which refills the buffer and reports errors with their offset.
+func (m *mpReader) fastInstructions(ins []Instruction, max int) ([]Instruction, int) {
 	if m.err != nil {
-		return false
+		return ins, 0
 	}
-	p, _ := m.br.Peek(6 * 9)
+	p, _ := m.br.Peek(m.br.Buffered())
+	off, k := 0, 0
 	var v [6]uint64
-	off := 0
-	for k := range v {
-		x, n, neg := decodeIntAt(p[off:])
-		if n == 0 || neg && (k != 2 && k != 3) {
-			return false
+	for k < max {
+		o := off
+		ok := true
+		for f := range v {
+			x, n, neg := decodeIntAt(p[o:])
+			if n == 0 || neg && f != 2 && f != 3 {
+				ok = false
+				break
+			}
+			v[f] = x
+			o += n
 		}
-		v[k] = x
-		off += n
+		if !ok {
+			break
+		}
+		off = o
+		ins = append(ins, Instruction{Category: InstCategory(v[0]), Stall: uint32(v[1]),
+			Duration: int32(int64(v[2])), Time: int64(v[3]), PC: PC{Address: v[4], CodeObjectID: v[5]}})
+		k++
 	}
 	m.br.Discard(off)
 	m.off += int64(off)
-	in.Category = InstCategory(v[0])
-	in.Stall = uint32(v[1])
-	in.Duration = int32(int64(v[2]))
-	in.Time = int64(v[3])
-	in.PC.Address = v[4]
-	in.PC.CodeObjectID = v[5]
-	return true
+	return ins, k
 }
 
 // decodeIntAt decodes one msgpack integer at the start of p: its value (as

@@ -630,11 +630,14 @@ func (rd *Reader) readWave(w *Wave) {
 		return
 	}
 	for i := 0; i < n/6 && m.err == nil; i++ {
-		var in Instruction
-		if !slowPath && m.fastInstruction(&in) {
-			ins = append(ins, in)
-			continue
+		if !slowPath {
+			var k int
+			if ins, k = m.fastInstructions(ins, n/6-i); k > 0 {
+				i += k - 1
+				continue
+			}
 		}
+		var in Instruction
 		in.Category = InstCategory(m.uint())
 		in.Stall = uint32(m.uint())
 		in.Duration = int32(m.int())
