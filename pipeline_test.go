@@ -57,7 +57,9 @@ func treeFiles(t *testing.T, dir string) []string {
 func TestAttToolSampleGolden(t *testing.T) {
 	needTools(t, "llvm-objdump-19", "bash")
 	out := t.TempDir()
-	stdout, stderr, code := attTool(t, nil, "-d", out, "-j", "2", "testdata/sample")
+	// The goldens are the native decoder's records (auto would pick AMD's library
+	// when ROCPROF_TRACE_DECODER_LIB is set).
+	stdout, stderr, code := attTool(t, nil, "-d", out, "-j", "2", "--backend", "native", "testdata/sample")
 	if code != 0 {
 		t.Fatalf("att-tool exit %d: %s", code, stderr)
 	}
