@@ -87,8 +87,9 @@ func generatedConfigs(t *testing.T) map[string]sqttgen.Config {
 // TestRealLibraryGenerated decodes generated gfx9 traces with the library
 // and with the native decoder. The library's records must equal the
 // generator's for the library's version (Config.Compat016 for 0.1.x, which
-// models sqtt-format.md A.3 items 1-2 and the 0.1.6 behaviours noted in
-// /work/team notes; layouts of §4.6 by sqttgen.Normalize016), and the native
+// models sqtt-format.md A.3 items 1-2 and the 0.1.6 behaviours observed on
+// AMD's build, listed in the internal/sqtt package doc; layouts of §4.6 by
+// sqttgen.Normalize016), and the native
 // decoder's must equal the generator's newest ones, on the same trace bytes:
 // together this shows the two backends differ exactly by the modelled 0.1.6
 // differences. With a 0.1.x library the native decoder's Compat016 mode
