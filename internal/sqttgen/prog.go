@@ -1,6 +1,7 @@
 package sqttgen
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -209,4 +210,57 @@ func (pr *program) distances() {
 			}
 		}
 	}
+}
+
+// kernelSet is what kernelProgram chose: the program, the kernels run and
+// their entry PCs (in the same order), and the ISA provider behind them.
+type kernelSet struct {
+	prog    *program
+	kernels []Kernel
+	entries []wire.PC
+	isa     isa.Provider
+}
+
+// kernelProgram picks the kernels a generated trace runs (the config's, or
+// every kernel of the index; at most eight, chosen by r, for the eight
+// (me, pipe) register sets) and loads their program, with the index's other
+// functions as call targets. It stores the kernel list in cfg.Kernels.
+func kernelProgram(cfg *Config, r *rng) (kernelSet, error) {
+	p := cfg.ISA
+	var funcs []wire.PC
+	if cfg.Index != nil {
+		p = isa.NewTable(cfg.Index)
+		if len(cfg.Kernels) == 0 {
+			cfg.Kernels = kernelsOf(cfg.Index)
+		}
+		kset := map[wire.PC]bool{}
+		for _, k := range cfg.Kernels {
+			kset[wire.PC{Address: k.Entry, CodeObjectID: k.CodeObjectID}] = true
+		}
+		for _, row := range cfg.Index.Rows {
+			if row.Kind == wire.RowFunction && !kset[row.PC()] {
+				funcs = append(funcs, row.PC())
+			}
+		}
+	}
+	ks := cfg.Kernels
+	if len(ks) == 0 {
+		return kernelSet{}, errors.New("no kernel to run: the index has no kernels and none was given")
+	}
+	for len(ks) > 8 {
+		i := r.intn(len(ks))
+		ks = append(ks[:i:i], ks[i+1:]...)
+	}
+	var entries []wire.PC
+	for _, k := range ks {
+		if k.Entry%256 != 0 {
+			return kernelSet{}, fmt.Errorf("kernel entry %#x is not 256-byte aligned", k.Entry)
+		}
+		if k.CodeObjectID != 0 && !cfg.Instrument {
+			return kernelSet{}, fmt.Errorf("kernel in code object %d needs Instrument (code-object load packets) to be attributed", k.CodeObjectID)
+		}
+		entries = append(entries, wire.PC{Address: k.Entry, CodeObjectID: k.CodeObjectID})
+	}
+	prog, err := loadProgram(p, entries, funcs)
+	return kernelSet{prog: prog, kernels: ks, entries: entries, isa: p}, err
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -171,46 +170,11 @@ func newSegment(w io.Writer, cfg Config, seg int, last bool) (*gen, error) {
 		cfg.BarrierMessages = false
 	}
 	g := &gen{cfg: cfg, r: rng{s: cfg.Seed ^ 0x5eed5eed5eed5eed}}
-	p := cfg.ISA
-	var funcs []wire.PC
-	if cfg.Index != nil {
-		p = isa.NewTable(cfg.Index)
-		if len(cfg.Kernels) == 0 {
-			g.cfg.Kernels = kernelsOf(cfg.Index)
-		}
-		kset := map[wire.PC]bool{}
-		for _, k := range g.cfg.Kernels {
-			kset[wire.PC{Address: k.Entry, CodeObjectID: k.CodeObjectID}] = true
-		}
-		for _, r := range cfg.Index.Rows {
-			if r.Kind == wire.RowFunction && !kset[r.PC()] {
-				funcs = append(funcs, r.PC())
-			}
-		}
-	}
-	ks := g.cfg.Kernels
-	if len(ks) == 0 {
-		return nil, errors.New("no kernel to run: the index has no kernels and none was given")
-	}
-	// Eight (me, pipe) register sets: at most eight kernels, chosen by seed.
-	for len(ks) > 8 {
-		i := g.r.intn(len(ks))
-		ks = append(ks[:i:i], ks[i+1:]...)
-	}
-	var entries []wire.PC
-	for _, k := range ks {
-		if k.Entry%256 != 0 {
-			return nil, fmt.Errorf("kernel entry %#x is not 256-byte aligned", k.Entry)
-		}
-		if k.CodeObjectID != 0 && !cfg.Instrument {
-			return nil, fmt.Errorf("kernel in code object %d needs Instrument (code-object load packets) to be attributed", k.CodeObjectID)
-		}
-		entries = append(entries, wire.PC{Address: k.Entry, CodeObjectID: k.CodeObjectID})
-	}
-	prog, err := loadProgram(p, entries, funcs)
+	ks0, err := kernelProgram(&g.cfg, &g.r)
 	if err != nil {
 		return nil, err
 	}
+	prog, ks, entries, p := ks0.prog, ks0.kernels, ks0.entries, ks0.isa
 	g.prog = prog
 	// Code objects and their load addresses.
 	coIdx := map[uint64]int{}
