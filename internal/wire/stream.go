@@ -290,14 +290,11 @@ type VersionError struct {
 }
 
 func (e *VersionError) Error() string {
+	if e.Format == "" {
+		return fmt.Sprintf("%s: not an %s stream", e.Name, e.WantFormat)
+	}
 	if e.Format != e.WantFormat {
-		f := e.Format
-		if f == "" {
-			f = "no format name"
-		} else {
-			f = fmt.Sprintf("format %q", f)
-		}
-		return fmt.Sprintf("%s: not an %s stream (found %s)", e.Name, e.WantFormat, f)
+		return fmt.Sprintf("%s: not an %s stream (found format %q)", e.Name, e.WantFormat, e.Format)
 	}
 	return fmt.Sprintf("%s: unsupported %s major version %d (this build reads version %d)",
 		e.Name, e.Format, e.Major, e.WantMajor)
@@ -347,7 +344,6 @@ func (rd *Reader) Scan() bool {
 		return false
 	}
 	m := &rd.m
-	start := m.off
 	c, err := m.br.ReadByte()
 	if err == io.EOF {
 		if !rd.sawHdr {
@@ -361,7 +357,7 @@ func (rd *Reader) Scan() bool {
 	}
 	m.br.UnreadByte()
 	if c >= 0x80 && c <= 0x8f || c == 0xde || c == 0xdf {
-		return rd.scanHeader(start)
+		return rd.scanHeader()
 	}
 	if !rd.sawHdr {
 		rd.err = &VersionError{Name: rd.name, WantFormat: RecordsFormat, WantMajor: RecordsMajor}
@@ -376,7 +372,7 @@ func (rd *Reader) Scan() bool {
 	return true
 }
 
-func (rd *Reader) scanHeader(start int64) bool {
+func (rd *Reader) scanHeader() bool {
 	m := &rd.m
 	v := m.any(0)
 	if m.err != nil {
@@ -389,9 +385,6 @@ func (rd *Reader) scanHeader(start int64) bool {
 	if format != RecordsFormat || major != RecordsMajor {
 		rd.err = &VersionError{Name: rd.name, Format: format, Major: major,
 			WantFormat: RecordsFormat, WantMajor: RecordsMajor}
-		if !rd.sawHdr && format == "" {
-			rd.err.(*VersionError).Format = ""
-		}
 		return false
 	}
 	h := Header{Format: format, Major: major, Minor: int(asInt(mm["minor"]))}
@@ -404,7 +397,6 @@ func (rd *Reader) scanHeader(start int64) bool {
 		h.Trace.Run = int(asInt(t["run"]))
 		h.Trace.GFXIP = int(asInt(t["gfxip"]))
 	}
-	_ = start
 	rd.hdr = h
 	rd.sawHdr = true
 	rd.part++
