@@ -22,6 +22,16 @@ import (
 	"unicode/utf8"
 )
 
+// An Appender writes its own encoding in this package's layout, for values
+// too large to build as a tree first (level is the value's nesting depth).
+type Appender interface {
+	AppendPyJSON(dst []byte, level int) []byte
+}
+
+// Newline ends a line and indents the next one to level, as this package's
+// layout does between members and elements; Appenders use it.
+func Newline(dst []byte, level int) []byte { return newline(dst, level) }
+
 // Member is one key and value of an Object.
 type Member struct {
 	Key   string
@@ -81,6 +91,8 @@ func appendValue(dst []byte, v any, level int) []byte {
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...)
+	case Appender:
+		return x.AppendPyJSON(dst, level)
 	case bool:
 		if x {
 			return append(dst, "true"...)

@@ -51,22 +51,6 @@ func u64(v uint64) any {
 	return v
 }
 
-// intRow returns a row of integers, as []int64 when every value fits.
-func intRow(vals ...uint64) any {
-	row := make([]int64, len(vals))
-	for i, v := range vals {
-		if v > math.MaxInt64 {
-			out := make([]any, len(vals))
-			for k, v := range vals {
-				out[k] = u64(v)
-			}
-			return out
-		}
-		row[i] = int64(v)
-	}
-	return row
-}
-
 func b2u(b bool) uint64 {
 	if b {
 		return 1
@@ -228,17 +212,17 @@ func kernelNames(ix *wire.Index) func(pc wire.PC) string {
 func (w *Writer) occupancyJSON() []byte {
 	ids := &kernelIDs{id: map[wire.PC]int{{}: 0}, order: []wire.PC{{}}}
 	name := kernelNames(w.ix)
+	// Kernel ids are assigned here, in row order, before the dispatches; the
+	// rows themselves are encoded straight from the records (occupancyRows),
+	// since a run can hold millions of them.
 	rows := make([]any, len(w.ses))
 	for i, se := range w.ses {
 		occ := w.se[se].occupancy
-		list := make([]any, len(occ))
+		kid := make([]int32, len(occ))
 		for k := range occ {
-			o := &occ[k]
-			list[k] = intRow(o.Time, uint64(o.CU), uint64(o.SIMD), uint64(o.WaveID), b2u(o.Start),
-				uint64(ids.get(o.PC)), uint64(o.MEID), uint64(o.PipeID), b2u(o.IsExt),
-				uint64(o.WorkgroupID), uint64(o.ClusterID))
+			kid[k] = int32(ids.get(occ[k].PC))
 		}
-		rows[i] = list
+		rows[i] = occupancyRows{occ: occ, kernel: kid}
 	}
 	events := make(pyjson.Object, 0, len(w.ses))
 	for _, se := range w.ses {
@@ -336,4 +320,42 @@ func (w *Writer) realtimeJSON() []byte {
 		doc = append(doc, pyjson.Member{Key: "SE" + strconv.Itoa(se), Value: list})
 	}
 	return pyjson.Marshal(doc)
+}
+
+// occupancyRows encodes the occupancy rows of one shader engine,
+// [time, cu, simd, wave_id, start, kernel_id, me_id, pipe_id, is_ext,
+// workgroup_id, cluster_id], in pyjson's layout without building them as
+// values first.
+type occupancyRows struct {
+	occ    []wire.Occupancy
+	kernel []int32
+}
+
+// AppendPyJSON implements pyjson.Appender.
+func (r occupancyRows) AppendPyJSON(dst []byte, level int) []byte {
+	if len(r.occ) == 0 {
+		return append(dst, "[]"...)
+	}
+	dst = append(dst, '[')
+	for k := range r.occ {
+		o := &r.occ[k]
+		if k > 0 {
+			dst = append(dst, ',')
+		}
+		dst = pyjson.Newline(dst, level+1)
+		dst = append(dst, '[')
+		for f, v := range [...]uint64{o.Time, uint64(o.CU), uint64(o.SIMD), uint64(o.WaveID), b2u(o.Start),
+			uint64(r.kernel[k]), uint64(o.MEID), uint64(o.PipeID), b2u(o.IsExt),
+			uint64(o.WorkgroupID), uint64(o.ClusterID)} {
+			if f > 0 {
+				dst = append(dst, ',')
+			}
+			dst = pyjson.Newline(dst, level+2)
+			dst = strconv.AppendUint(dst, v, 10)
+		}
+		dst = pyjson.Newline(dst, level+1)
+		dst = append(dst, ']')
+	}
+	dst = pyjson.Newline(dst, level)
+	return append(dst, ']')
 }
