@@ -666,6 +666,13 @@ type chunk struct {
 // readAllC reads r into C memory (NULL for empty input).
 func readAllC(r io.Reader) (chunk, error) {
 	size := 1 << 20
+	// A regular file is read into one buffer of its size (plus one byte, to
+	// see the end without growing), not through doubling reallocs.
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > 0 && st.Size() < 1<<40 {
+			size = int(st.Size()) + 1
+		}
+	}
 	p := C.malloc(C.size_t(size))
 	if p == nil {
 		return chunk{}, errors.New("out of C memory")
