@@ -110,7 +110,7 @@ func TestAttToolSampleGolden(t *testing.T) {
 // TestAttToolBadInputs feeds the bad inputs of python-layer §6.4 and
 // checks message and exit status.
 func TestAttToolBadInputs(t *testing.T) {
-	needTools(t, "bash")
+	needTools(t, "bash", "llvm-objdump-19")
 	tmp := t.TempDir()
 	other := filepath.Join(tmp, "notes.txt")
 	os.WriteFile(other, []byte("x"), 0o644)
@@ -136,6 +136,24 @@ func TestAttToolBadInputs(t *testing.T) {
 			t.Errorf("%s: exit %d stderr %q stdout %q; want exit %d stderr %q", tc.name, code, stderr, stdout, tc.code, tc.msg)
 		}
 	}
+	// Warnings keep upstream's form, and ATT_SUPPRESS_WARNING hides them.
+	warn := filepath.Join(tmp, "warn")
+	os.Mkdir(warn, 0o755)
+	full, err := os.ReadFile("testdata/sample/31337_1_shader_engine_0_1.att")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut short, the trace ends with waves in flight: a WAVE_INCOMPLETE info.
+	os.WriteFile(filepath.Join(warn, "1_1_shader_engine_0_1.att"), full[:2000], 0o644)
+	os.Link("testdata/sample/31337_1_code_object_id_1.hsaco", filepath.Join(warn, "1_1_code_object_id_1.hsaco"))
+	_, stderr, code := attTool(t, nil, "--backend", "native", "-d", filepath.Join(tmp, "wout"), warn)
+	if code != 0 || !strings.HasPrefix(stderr, "Warning: "+filepath.Join(warn, "1_1_shader_engine_0_1.att")+": ") {
+		t.Errorf("warning form: exit %d stderr %q", code, stderr)
+	}
+	_, stderr, code = attTool(t, []string{"ATT_SUPPRESS_WARNING=1"}, "--backend", "native", "-d", filepath.Join(tmp, "wout2"), warn)
+	if code != 0 || stderr != "" {
+		t.Errorf("ATT_SUPPRESS_WARNING: exit %d stderr %q", code, stderr)
+	}
 	stdout, _, code := attTool(t, nil, "--help")
 	if code != 0 || !strings.HasPrefix(stdout, "Usage: att-tool") {
 		t.Errorf("--help: exit %d %q", code, stdout)
@@ -144,7 +162,7 @@ func TestAttToolBadInputs(t *testing.T) {
 	cap := filepath.Join(tmp, "cap")
 	os.Mkdir(cap, 0o755)
 	os.WriteFile(filepath.Join(cap, "1_1_shader_engine_0_1.att"), []byte("junk\n"), 0o644) // shorter than a header: not a trace
-	_, stderr, code := attTool(t, nil, "-d", filepath.Join(tmp, "out"), cap)
+	_, stderr, code = attTool(t, nil, "-d", filepath.Join(tmp, "out"), cap)
 	if code == 0 || !strings.Contains(stderr, "att-decode: ") {
 		t.Errorf("corrupt trace: exit %d stderr %q", code, stderr)
 	}
