@@ -72,14 +72,12 @@ type model struct {
 	perfN    int64
 	dataLost bool
 
-	pgm, pkt             [2][4]uint64
-	nthr                 [3]uint32
-	rsrc1, rsrc2, rsrc3  uint32
-	instrActive          bool
-	udWait               int // -1: waiting for a header, else CODEOBJ type of the payload
-	coSize, coAddr, coID [2][4]uint64
-	active               []coRange
-	fromStart            []coRange
+	pgm, pkt            [2][4]uint64
+	nthr                [3]uint32
+	rsrc1, rsrc2, rsrc3 uint32
+	instrActive         bool
+	udWait              int // -1: waiting for a header, else CODEOBJ type of the payload
+	coTable
 
 	rtLeft, rtOp, rtIdx int
 	rtLow, rtHi, rtNow  uint32
@@ -605,45 +603,64 @@ func (m *model) userData2(t int64, me, pipe uint8, v uint32) {
 	}
 	typ := m.udWait
 	m.udWait = -1
+	if ev, id, ok := m.packet(typ, me, pipe, v); ok {
+		m.event(t, ev, me, pipe, 1, id&0xFFFFFFFF)
+	}
+}
+
+// coTable is the code-object half of the USERDATA2 instrumentation protocol
+// (spec §2.1.2), shared by the gfx9 and RDNA models: the id, address and
+// size latched per (me, pipe), and the active and "from start" ranges.
+type coTable struct {
+	coSize, coAddr, coID [2][4]uint64
+	active, fromStart    []coRange
+}
+
+// packet applies the payload v of a CODEOBJ packet of type typ for (me,
+// pipe). A tail that loads a new code object or unloads a known one reports
+// the event to record and the code object id.
+func (c *coTable) packet(typ int, me, pipe uint8, v uint32) (ev wire.EventType, id uint64, ok bool) {
 	switch typ {
 	case coSizeLo:
-		setLo(&m.coSize[me][pipe], v)
+		setLo(&c.coSize[me][pipe], v)
 	case coSizeHi:
-		setHi(&m.coSize[me][pipe], v)
+		setHi(&c.coSize[me][pipe], v)
 	case coAddrLo:
-		setLo(&m.coAddr[me][pipe], v)
+		setLo(&c.coAddr[me][pipe], v)
 	case coAddrHi:
-		setHi(&m.coAddr[me][pipe], v)
+		setHi(&c.coAddr[me][pipe], v)
 	case coIDLo:
-		setLo(&m.coID[me][pipe], v)
+		setLo(&c.coID[me][pipe], v)
 	case coIDHi:
-		setHi(&m.coID[me][pipe], v)
+		setHi(&c.coID[me][pipe], v)
 	case coTail:
 		unload, fromStart, legacy := v&1 != 0, v&2 != 0, uint64(v>>2)
-		id := legacy
+		id = legacy
 		if id == 0 {
-			id = m.coID[me][pipe]
+			id = c.coID[me][pipe]
 		}
 		idx := -1
-		for i, r := range m.active {
+		for i, r := range c.active {
 			if r.id == id {
 				idx = i
 			}
 		}
 		if !unload && idx < 0 {
-			r := coRange{addr: m.coAddr[me][pipe], size: m.coSize[me][pipe], id: id}
+			r := coRange{addr: c.coAddr[me][pipe], size: c.coSize[me][pipe], id: id}
 			if r.size != 0 {
-				m.active = insertRange(m.active, r)
+				c.active = insertRange(c.active, r)
 				if fromStart {
-					m.fromStart = insertRange(m.fromStart, r)
+					c.fromStart = insertRange(c.fromStart, r)
 				}
 			}
-			m.event(t, wire.EventCodeObjectLoad, me, pipe, 1, id&0xFFFFFFFF)
-		} else if unload && idx >= 0 {
-			m.active = append(m.active[:idx], m.active[idx+1:]...)
-			m.event(t, wire.EventCodeObjectUnload, me, pipe, 1, id&0xFFFFFFFF)
+			return wire.EventCodeObjectLoad, id, true
+		}
+		if unload && idx >= 0 {
+			c.active = append(c.active[:idx], c.active[idx+1:]...)
+			return wire.EventCodeObjectUnload, id, true
 		}
 	}
+	return 0, 0, false
 }
 
 // insertRange adds r, evicting the ranges it overlaps.

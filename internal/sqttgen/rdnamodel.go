@@ -49,15 +49,14 @@ type rmodel struct {
 	// read before the TIMESTAMP.
 	readerLoss bool
 
-	pgm, pkt             [2][4]uint64
-	nthr                 [3]uint32
-	rsrc1, rsrc2         uint32
-	instrActive          bool
-	udWait               int
-	coSize, coAddr, coID [2][4]uint64
-	active, fromStart    []coRange
-	rtFreq               uint64
-	rtFreqSet            bool
+	pgm, pkt     [2][4]uint64
+	nthr         [3]uint32
+	rsrc1, rsrc2 uint32
+	instrActive  bool
+	udWait       int
+	coTable
+	rtFreq    uint64
+	rtFreqSet bool
 
 	waveIncSent, stitchSent bool
 	// compat016 gives the 0.1.6 library's records: no barrier extension
@@ -653,45 +652,8 @@ func (m *rmodel) userData2(t int64, me, pipe uint8, v uint32) {
 	}
 	typ := m.udWait
 	m.udWait = -1
-	i, j := me&1, pipe&3
-	switch typ {
-	case coSizeLo:
-		setLo(&m.coSize[i][j], v)
-	case coSizeHi:
-		setHi(&m.coSize[i][j], v)
-	case coAddrLo:
-		setLo(&m.coAddr[i][j], v)
-	case coAddrHi:
-		setHi(&m.coAddr[i][j], v)
-	case coIDLo:
-		setLo(&m.coID[i][j], v)
-	case coIDHi:
-		setHi(&m.coID[i][j], v)
-	case coTail:
-		unload, fromStart, legacy := v&1 != 0, v&2 != 0, uint64(v>>2)
-		id := legacy
-		if id == 0 {
-			id = m.coID[i][j]
-		}
-		idx := -1
-		for n, r := range m.active {
-			if r.id == id {
-				idx = n
-			}
-		}
-		if !unload && idx < 0 {
-			r := coRange{addr: m.coAddr[i][j], size: m.coSize[i][j], id: id}
-			if r.size != 0 {
-				m.active = insertRange(m.active, r)
-				if fromStart {
-					m.fromStart = insertRange(m.fromStart, r)
-				}
-			}
-			m.event(t, wire.EventCodeObjectLoad, me, pipe, 0, id&0xFFFFFFFF)
-		} else if unload && idx >= 0 {
-			m.active = append(m.active[:idx], m.active[idx+1:]...)
-			m.event(t, wire.EventCodeObjectUnload, me, pipe, 0, id&0xFFFFFFFF)
-		}
+	if ev, id, ok := m.packet(typ, me&1, pipe&3, v); ok {
+		m.event(t, ev, me, pipe, 0, id&0xFFFFFFFF)
 	}
 }
 
