@@ -50,11 +50,10 @@ func (o *objBuilder) str(k, v string) {
 
 // enum writes a known enum value as its name and an unknown one as a number.
 func (o *objBuilder) enum(k, name string) {
-	if name != "" && (name[0] < '0' || name[0] > '9') && name[0] != '-' {
-		o.str(k, name)
-		return
-	}
-	o.raw(k, []byte(name))
+	s := len(o.scr)
+	o.scr = appendEnum(o.scr, name)
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, [2]int{s, len(o.scr)})
 }
 
 func (o *objBuilder) pc(k string, pc PC) {
@@ -297,6 +296,8 @@ func (o *objBuilder) shaderDataObject(r *ShaderData) []byte {
 	return o.appendTo(nil)
 }
 
+// appendEnum writes an enum value's String(): a name as a JSON string, the
+// number of a value the enum does not know as a number.
 func appendEnum(b []byte, name string) []byte {
 	if name != "" && (name[0] < '0' || name[0] > '9') && name[0] != '-' {
 		return appendJSONString(b, name)
