@@ -178,10 +178,7 @@ func appendValue(dst []byte, v any, level int) []byte {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Slice, reflect.Array:
-		if rv.Kind() == reflect.Slice && rv.IsNil() || rv.Len() == 0 {
-			if rv.Kind() == reflect.Slice && rv.IsNil() {
-				return append(dst, "[]"...)
-			}
+		if rv.Len() == 0 { // nil slices too: Python has no nil list
 			return append(dst, "[]"...)
 		}
 		dst = append(dst, '[')
