@@ -168,8 +168,23 @@ func (e *Env) Open(path string) (io.ReadCloser, string, error) {
 
 // WriteFileAtomic writes a file through a temporary file in the same
 // directory and renames it into place, so that a failure never leaves a
-// partial file at path.
+// partial file at path. A symbolic link is followed: its target is
+// replaced, the link stays. A path that is not a regular file (/dev/null,
+// a FIFO, a terminal) is written directly: renaming over it would replace
+// the device with a file.
 func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
+	path = followLinks(path)
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -194,6 +209,22 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// followLinks returns the file a chain of symbolic links ends at, which
+// need not exist yet; path itself when it is not a link.
+func followLinks(path string) string {
+	for range 40 {
+		target, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return path
 }
 
 // ProgressWanted reports whether progress goes to stderr: when asked with

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -97,7 +98,57 @@ func TestWriteFileAtomic(t *testing.T) {
 	if len(ents) != 1 {
 		t.Errorf("left behind: %v", ents)
 	}
+	// A symbolic link stays a link; its target gets the bytes.
+	target := filepath.Join(dir, "target.json")
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink("target.json", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(link, func(w io.Writer) error { _, err := w.Write([]byte("via link")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", st, err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "via link" {
+		t.Errorf("target content %q", b)
+	}
 	if ProgressWanted(false, &bytes.Buffer{}) || !ProgressWanted(true, &bytes.Buffer{}) {
 		t.Error("ProgressWanted")
+	}
+}
+
+// TestWriteFileAtomicDevice checks that a path that is not a regular file
+// is written, never renamed over (as root, "-o /dev/null" once replaced the
+// device with a file).
+func TestWriteFileAtomicDevice(t *testing.T) {
+	if err := WriteFileAtomic(os.DevNull, func(w io.Writer) error { _, err := w.Write([]byte("gone")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(os.DevNull); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, st, err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if err := WriteFileAtomic(fifo, func(w io.Writer) error { _, err := w.Write([]byte("through the pipe")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "through the pipe" {
+		t.Errorf("read %q from the FIFO", s)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", st, err)
+	}
+	boom := errors.New("boom")
+	go func() { os.ReadFile(fifo) }()
+	if err := WriteFileAtomic(fifo, func(w io.Writer) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("error: %v", err)
 	}
 }
