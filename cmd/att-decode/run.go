@@ -375,6 +375,35 @@ type countingReader struct {
 	n atomic.Int64
 }
 
+// Stat passes the input's Stat through, so that a backend can size its
+// buffer from a regular file's length.
+func (c *countingReader) Stat() (os.FileInfo, error) {
+	if st, ok := c.r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		return st.Stat()
+	}
+	return nil, errors.ErrUnsupported
+}
+
+// ReadAt and Seek pass through to a file input (a backend may read a
+// regular file in parallel); other inputs answer errors.ErrUnsupported.
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	ra, ok := c.r.(io.ReaderAt)
+	if !ok {
+		return 0, errors.ErrUnsupported
+	}
+	n, err := ra.ReadAt(p, off)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countingReader) Seek(off int64, whence int) (int64, error) {
+	sk, ok := c.r.(io.Seeker)
+	if !ok {
+		return 0, errors.ErrUnsupported
+	}
+	return sk.Seek(off, whence)
+}
+
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))

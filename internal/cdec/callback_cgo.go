@@ -14,32 +14,9 @@ import "C"
 
 import (
 	"unsafe"
-)
 
-//export cdecGoTrace
-func cdecGoTrace(typ C.int, data unsafe.Pointer, raw C.uint64_t, count C.uint64_t, ud C.uintptr_t) (status C.int) {
-	s := sessionOf(ud)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	defer func() {
-		if r := recover(); r != nil {
-			s.fail(panicError("trace", r))
-			status = StatusError
-		}
-	}()
-	if s.failed() {
-		return StatusError
-	}
-	if err := s.convert(int32(typ), data, uint64(raw), uint64(count)); err != nil {
-		s.fail(err)
-		return StatusError
-	}
-	if err := s.emit(&s.batch); err != nil {
-		s.fail(err)
-		return StatusError
-	}
-	return StatusSuccess
-}
+	"github.com/attkit/attkit/internal/cli"
+)
 
 // cdecGoISA asks the provider about one PC for the C-side ISA cache
 // (cdec_isa_tramp, which plays the buffer-size protocol): on success it
@@ -109,7 +86,10 @@ func cdecGoData(buf **C.uint8_t, size *C.uint64_t, ud C.uintptr_t) (more C.uint6
 		}
 		p := c.c
 		if p == nil {
-			p = s.cbuf(c.goBuf)
+			if p = s.cbuf(c.goBuf); p == nil {
+				s.fail(cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: out of C memory for a %d-byte trace buffer", c.n))
+				return 0
+			}
 		}
 		*buf = (*C.uint8_t)(p)
 		*size = C.uint64_t(c.n)

@@ -29,10 +29,20 @@
 // unknowable and the batch carries only the count (ElemSize 0, no data).
 // Counts and sizes coming from C are bounded before any memory is read.
 //
-// The callbacks reach Go state through a runtime/cgo.Handle; C never holds
-// a Go pointer. A panic or an emit error in a callback is returned by
-// Decode; the library is answered with an error status and later callbacks
-// of the same parse are refused (the full parser ignores callback status).
+// The parse call runs on a C thread of its own (session.h), so that the
+// library never waits for Go: its trace callback copies each batch (with
+// the wave arrays and marker strings it points to) into a bounded ring of
+// C memory, and the goroutine that called Decode converts and emits the
+// batches in callback order while the library goes on decoding. Memory
+// stays bounded: when Go falls behind, the library thread waits. Go is
+// called from the library thread only for ISA answers (once per PC; a
+// C-side cache answers the repeats) and the data callback. They reach Go
+// state through a runtime/cgo.Handle; C never holds a Go pointer.
+//
+// A panic or an error in emit, in the provider or in the data callback is
+// returned by Decode, after the batches that came before it; from then on
+// the library is answered with an error status and its later callbacks are
+// refused (the full parser ignores callback status and runs to its end).
 //
 // Built without cgo, the package keeps its API and every entry point returns
 // an error with exit code 4 (cli.ExitLibrary).

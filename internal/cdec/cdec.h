@@ -61,8 +61,8 @@ typedef struct {
 	void* get_version;
 } cdec_fns;
 
-// Go callbacks (callback_cgo.go); the userdata is a runtime/cgo.Handle.
-extern int cdecGoTrace(int typ, void* data, uint64_t raw, uint64_t count, uintptr_t ud);
+// Go callbacks (callback_cgo.go), made from the parse thread; the userdata
+// is a runtime/cgo.Handle.
 extern int cdecGoISA(char** text, uint64_t* len, uint64_t* memSize, uint64_t addr, uint64_t coid, uintptr_t ud);
 extern uint64_t cdecGoData(uint8_t** buf, uint64_t* size, uintptr_t ud);
 

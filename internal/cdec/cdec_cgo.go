@@ -10,6 +10,7 @@ package cdec
 #include <stdlib.h>
 #include <string.h>
 #include "cdec.h"
+#include "session.h"
 
 _Static_assert(sizeof(cdec_pc) == 16, "pc");
 _Static_assert(sizeof(cdec_perfevent) == 24, "perfevent");
@@ -25,8 +26,6 @@ _Static_assert(sizeof(cdec_dispatch) == 80, "dispatch");
 _Static_assert(sizeof(cdec_marker) == 104, "marker");
 _Static_assert(offsetof(cdec_marker, name) == 56, "marker.name");
 _Static_assert(offsetof(cdec_dispatch, entry_point) == 64, "dispatch.entry_point");
-
-typedef struct { uint64_t handle; } cdec_handle;
 
 // dlopen and dlerror in one call, so the error belongs to this thread.
 static uintptr_t cdec_dlopen(const char* path, char* err, size_t errlen) {
@@ -54,127 +53,6 @@ static int cdec_origin(void* sym, char* out, size_t outlen) {
 	return 1;
 }
 
-// A cdec_session is the C side of one parse call; its address is the
-// userdata the library gets. It holds the runtime/cgo.Handle of the Go
-// session (an integer, never a Go pointer) and the ISA answer cache: the
-// 0.1.x library asks for the same PC about once per wave, and a C-to-Go
-// call costs far more than a hash lookup, so Go is asked once per unique
-// (address, code object id) per parse, misses included. The cache holds
-// the provider's answer (status, text, memory size); the buffer-size
-// protocol towards the library (OUT_OF_RESOURCES, then a retry) is played
-// from it on every call, exactly as the Go callback would.
-typedef struct {
-	uint64_t addr, coid;
-	char* text;      // malloc'ed by Go, NULL when empty
-	uint64_t len, mem;
-	int status;      // STATUS_SUCCESS or STATUS_INVALID_ARGUMENT (a miss)
-	int used;
-} cdec_isa_entry;
-
-typedef struct {
-	uintptr_t handle;       // runtime/cgo.Handle of the Go session
-	int32_t failed;         // set (atomically) by Go once the session failed
-	pthread_mutex_t mu;     // the library may call from several threads
-	cdec_isa_entry* tab;    // open addressing, power-of-two size
-	size_t cap, n;
-} cdec_session;
-
-enum { CDEC_OK = 0, CDEC_ERROR = 1, CDEC_OOR = 2, CDEC_INVAL = 3 };
-
-static cdec_session* cdec_session_new(uintptr_t handle) {
-	cdec_session* s = calloc(1, sizeof *s);
-	if (s == NULL) return NULL;
-	s->handle = handle;
-	pthread_mutex_init(&s->mu, NULL);
-	return s;
-}
-
-static void cdec_session_free(cdec_session* s) {
-	if (s == NULL) return;
-	for (size_t i = 0; i < s->cap; i++) free(s->tab[i].text);
-	free(s->tab);
-	pthread_mutex_destroy(&s->mu);
-	free(s);
-}
-
-static uintptr_t cdec_session_ud(cdec_session* s) { return (uintptr_t)s; }
-
-static size_t cdec_isa_slot(cdec_isa_entry* tab, size_t cap, uint64_t addr, uint64_t coid) {
-	uint64_t h = (addr * 0x9E3779B97F4A7C15ull) ^ (coid * 0xC2B2AE3D27D4EB4Full);
-	size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
-	while (tab[i].used && (tab[i].addr != addr || tab[i].coid != coid)) i = (i + 1) & (cap - 1);
-	return i;
-}
-
-// cdec_isa_grow keeps the table at most half full; 0 when out of memory.
-static int cdec_isa_grow(cdec_session* s) {
-	if (s->cap != 0 && 2 * (s->n + 1) <= s->cap) return 1;
-	size_t cap = s->cap ? 2 * s->cap : 256;
-	cdec_isa_entry* tab = calloc(cap, sizeof *tab);
-	if (tab == NULL) return 0;
-	for (size_t i = 0; i < s->cap; i++) {
-		if (s->tab[i].used) tab[cdec_isa_slot(tab, cap, s->tab[i].addr, s->tab[i].coid)] = s->tab[i];
-	}
-	free(s->tab);
-	s->tab = tab;
-	s->cap = cap;
-	return 1;
-}
-
-// Trampolines: the library calls these; they hand the Go session's handle
-// to the Go side as an integer.
-static int cdec_trace_tramp(int type, void* data, uint64_t count, void* ud) {
-	uintptr_t h = ((cdec_session*)ud)->handle;
-	if (type == 0) return cdecGoTrace(0, NULL, (uint64_t)(uintptr_t)data, count, h);
-	return cdecGoTrace(type, data, 0, count, h);
-}
-static int cdec_isa_tramp(char* text, uint64_t* memory_size, uint64_t* size, cdec_pc pc, void* ud) {
-	cdec_session* s = ud;
-	if (__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE) || size == NULL || memory_size == NULL) return CDEC_ERROR;
-	pthread_mutex_lock(&s->mu);
-	size_t i = s->cap ? cdec_isa_slot(s->tab, s->cap, pc.address, pc.code_object_id) : 0;
-	if (s->cap == 0 || !s->tab[i].used) {
-		char* t = NULL;
-		uint64_t len = 0, mem = 0;
-		int st = cdecGoISA(&t, &len, &mem, pc.address, pc.code_object_id, s->handle);
-		if (st != CDEC_OK && st != CDEC_INVAL) {
-			free(t);
-			pthread_mutex_unlock(&s->mu);
-			return st;
-		}
-		if (!cdec_isa_grow(s)) {
-			free(t);
-			pthread_mutex_unlock(&s->mu);
-			return CDEC_ERROR;
-		}
-		i = cdec_isa_slot(s->tab, s->cap, pc.address, pc.code_object_id);
-		cdec_isa_entry e = {pc.address, pc.code_object_id, t, len, mem, st, 1};
-		s->tab[i] = e;
-		s->n++;
-	}
-	cdec_isa_entry e = s->tab[i]; // e.text lives until the session is freed
-	pthread_mutex_unlock(&s->mu);
-	if (e.status != CDEC_OK) return e.status;
-	uint64_t capacity = *size;
-	*size = e.len;
-	*memory_size = e.mem;
-	if (e.len > capacity || (text == NULL && e.len > 0)) return CDEC_OOR;
-	if (e.len > 0) memcpy(text, e.text, e.len);
-	return CDEC_OK;
-}
-static uint64_t cdec_data_tramp(uint8_t** buffer, uint64_t* size, void* ud) {
-	return cdecGoData(buffer, size, ((cdec_session*)ud)->handle);
-}
-
-typedef int (*trace_cb_t)(int, void*, uint64_t, void*);
-typedef int (*isa_cb_t)(char*, uint64_t*, uint64_t*, cdec_pc, void*);
-typedef uint64_t (*data_cb_t)(uint8_t**, uint64_t*, void*);
-
-// Calls through the library's function pointers.
-static int cdec_parse_data(void* fn, uintptr_t ud) {
-	return ((int (*)(data_cb_t, trace_cb_t, isa_cb_t, void*))fn)(
-		cdec_data_tramp, cdec_trace_tramp, cdec_isa_tramp, (void*)ud);
-}
 static const char* cdec_string(void* fn, int v) {
 	return ((const char* (*)(int))fn)(v);
 }
@@ -196,11 +74,6 @@ static int cdec_set_se(void* fn, uint64_t h, int enable, uintptr_t ud) {
 	cdec_handle hh = {h};
 	return ((int (*)(cdec_handle, data_cb_t, void*))fn)(hh, enable ? cdec_data_tramp : NULL, (void*)ud);
 }
-static int cdec_parse(void* fn, uint64_t h, const void* data, uint64_t size, uintptr_t ud) {
-	cdec_handle hh = {h};
-	return ((int (*)(cdec_handle, const void*, uint64_t, trace_cb_t, void*))fn)(
-		hh, data, size, cdec_trace_tramp, (void*)ud);
-}
 static int cdec_codeobj_load(void* fn, uint64_t h, uint64_t id, uint64_t addr, uint64_t size, const void* elf, uint64_t elf_size) {
 	cdec_handle hh = {h};
 	return ((int (*)(cdec_handle, uint64_t, uint64_t, uint64_t, const void*, uint64_t))fn)(
@@ -219,6 +92,7 @@ static int cdec_get_version(void* fn, uint32_t* major, uint32_t* minor, uint32_t
 	return s;
 }
 static size_t cdec_strnlen(const char* s, size_t max) { return strnlen(s, max); }
+
 */
 import "C"
 
@@ -663,6 +537,57 @@ type chunk struct {
 	n     int
 }
 
+// fileLike is a regular file's reader: its bytes can be read in parallel.
+type fileLike interface {
+	io.Reader
+	io.ReaderAt
+	io.Seeker
+}
+
+// parallelReadMin is the size from which a regular file is read by two
+// goroutines: most of a big read's time goes to faulting in the fresh
+// buffer's pages, which two cores do in half the time.
+const parallelReadMin = 8 << 20
+
+// readParallel fills buf from f's current offset with two concurrent
+// ReadAt calls and moves the offset past what it read. It returns how many
+// bytes it read: fewer than len(buf) when the file is shorter than its
+// size said; 0 (and no error) when f cannot tell its offset, leaving the
+// reading to Read.
+func readParallel(f fileLike, buf []byte) (int, error) {
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, nil
+	}
+	half := len(buf) / 2
+	var n2 int
+	var err2 error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n2, err2 = f.ReadAt(buf[half:], off+int64(half))
+	}()
+	n1, err1 := f.ReadAt(buf[:half], off)
+	<-done
+	n := n1
+	if n1 == half {
+		n += n2
+		if err2 != nil && err2 != io.EOF {
+			return 0, err2
+		}
+	}
+	if err1 != nil && err1 != io.EOF {
+		return 0, err1
+	}
+	if _, err := f.Seek(off+int64(n), io.SeekStart); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// freeC frees C memory (for tests, which cannot use cgo).
+func freeC(p unsafe.Pointer) { C.free(p) }
+
 // readAllC reads r into C memory (NULL for empty input).
 func readAllC(r io.Reader) (chunk, error) {
 	size := 1 << 20
@@ -678,6 +603,13 @@ func readAllC(r io.Reader) (chunk, error) {
 		return chunk{}, errors.New("out of C memory")
 	}
 	n := 0
+	if f, ok := r.(fileLike); ok && size > parallelReadMin {
+		var err error
+		if n, err = readParallel(f, unsafe.Slice((*byte)(p), size-1)); err != nil {
+			C.free(p)
+			return chunk{}, err
+		}
+	}
 	for {
 		if n == size {
 			size *= 2
@@ -707,12 +639,14 @@ func readAllC(r io.Reader) (chunk, error) {
 
 func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa.Provider, emit backend.Emit) error {
 	s := &session{ctx: ctx, p: p, emit: emit, chunks: chunks}
-	for _, c := range chunks {
-		if c.c != nil {
-			s.cmem = append(s.cmem, c.c) // freed with the session
+	owned := false // the chunks' C memory belongs to the C session
+	defer func() {
+		if !owned {
+			for _, c := range chunks {
+				C.free(c.c)
+			}
 		}
-	}
-	defer s.free()
+	}()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -732,36 +666,53 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 	}
 	defer C.cdec_session_free(cs)
 	s.cs = cs
+	for i, c := range chunks {
+		if c.c != nil && C.cdec_own(cs, c.c) == 0 {
+			for _, c := range chunks[i:] {
+				C.free(c.c)
+			}
+			owned = true
+			return errors.New("rocprof-trace-decoder: out of C memory")
+		}
+	}
+	owned = true
+	setLayout(C.cdec_session_layout(cs))
 	ud := C.cdec_session_ud(cs)
 
-	var status C.int
+	// The parse call runs on a C thread of the session (session.h); this
+	// goroutine converts and emits what it copies out.
+	var started C.int
 	switch {
 	case !d.lib.v2:
-		status = C.cdec_parse_data(d.lib.fns.parse_data, ud)
+		started = C.cdec_start(cs, C.CDEC_PARSE_V1, d.lib.fns.parse_data, 0, nil, 0)
 	case direct && len(chunks) == 1:
 		// As upstream's Python layer: the whole buffer in one parse
 		// call (NULL and 0 for empty input).
 		if err := d.setISA(p != nil, ud); err != nil {
 			return err
 		}
-		status = C.cdec_parse(d.lib.fns.parse, d.handle, chunks[0].c, C.uint64_t(chunks[0].n), ud)
-		d.setISA(false, 0)
+		defer d.setISA(false, 0)
+		started = C.cdec_start(cs, C.CDEC_PARSE_V2, d.lib.fns.parse, d.handle, chunks[0].c, C.uint64_t(chunks[0].n))
 	default:
 		if err := d.setISA(p != nil, ud); err != nil {
 			return err
 		}
+		defer d.setISA(false, 0)
 		if err := d.check("set_se_data_callback", C.cdec_set_se(d.lib.fns.set_se_data_callback, d.handle, 1, ud)); err != nil {
-			d.setISA(false, 0)
 			return err
 		}
-		status = C.cdec_parse(d.lib.fns.parse, d.handle, nil, 0, ud)
-		C.cdec_set_se(d.lib.fns.set_se_data_callback, d.handle, 0, 0)
-		d.setISA(false, 0)
+		defer C.cdec_set_se(d.lib.fns.set_se_data_callback, d.handle, 0, 0)
+		started = C.cdec_start(cs, C.CDEC_PARSE_V2, d.lib.fns.parse, d.handle, nil, 0)
 	}
-	s.mu.Lock()
-	err := s.err
-	s.mu.Unlock()
-	if err != nil {
+	if started == 0 {
+		return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: cannot start the parse thread (error %d)", uint64(cs.fail_a))
+	}
+	cerr := s.consume()
+	status := C.cdec_join(cs)
+	if cerr != nil {
+		return cerr
+	}
+	if err := s.failure(); err != nil {
 		return err
 	}
 	if int(status) == StatusNotImplemented && p == nil {
@@ -769,6 +720,97 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 			d.lib.path, d.lib.statusString(int(status)))
 	}
 	return d.check("parse", status)
+}
+
+// setLayout tells the C side what this package knows of the record types:
+// sizes, which structs begin with their own size, which hold pointers, and
+// the bounds on counts and sizes.
+func setLayout(l *C.cdec_layout) {
+	for t, sz := range elemSize {
+		l.size[t] = C.uint64_t(sz)
+	}
+	for _, t := range []wire.RecordType{wire.TypeEvent, wire.TypeDispatch, wire.TypeMarker, wire.TypeInstOtherSIMD} {
+		l.self_sized[t] = 1
+	}
+	l.kind[wire.TypeWave] = C.CDEC_WAVES
+	l.kind[wire.TypeMarker] = C.CDEC_MARKERS
+	l.max_records = maxRecordsPerBatch
+	l.max_bytes = maxBatchBytes
+	l.min_elem = minRawElemSize
+	l.max_elem = maxRawElemSize
+	l.max_text = maxTextLen
+}
+
+// consume converts and emits the batches the parse thread copies into the
+// session's ring, in callback order, until the parse returns. On an error
+// (emit, conversion, a panic in either, a cancelled context) it stops the
+// producer, whose later callbacks are then refused, and returns the error.
+func (s *session) consume() (err error) {
+	done := make(chan struct{})
+	stopWatch := context.AfterFunc(s.ctx, func() {
+		defer close(done)
+		C.cdec_stop(s.cs)
+	})
+	defer func() {
+		if r := recover(); r != nil {
+			err = panicError("trace", r)
+		}
+		if err != nil {
+			s.mu.Lock()
+			s.fail(err)
+			s.mu.Unlock()
+			C.cdec_stop(s.cs)
+		}
+		if !stopWatch() {
+			<-done // cs must outlive the watcher
+		}
+	}()
+	var release C.int
+	for {
+		var buf *C.uint8_t
+		var n C.uint64_t
+		if C.cdec_next(s.cs, release, &buf, &n) == 0 {
+			return s.ctx.Err()
+		}
+		release = 1
+		base := unsafe.Pointer(buf)
+		for off := uintptr(0); off < uintptr(n); {
+			it := (*C.cdec_item)(unsafe.Add(base, off))
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+			if err := s.convert(int32(it._type), it.data, uint64(it.raw), uint64(it.count)); err != nil {
+				return err
+			}
+			if err := s.emit(&s.batch); err != nil {
+				return err
+			}
+			off += uintptr(it.next)
+		}
+	}
+}
+
+// failure is the error the producer side recorded, if any.
+func (s *session) failure() error {
+	cs := s.cs
+	switch C.cdec_failed(cs) {
+	case C.CDEC_FAIL_NONE:
+		return nil
+	case C.CDEC_FAIL_COUNT:
+		return badBatch(wire.RecordType(uint32(cs.fail_type)), "%d records", uint64(cs.fail_a))
+	case C.CDEC_FAIL_BYTES:
+		return badBatch(wire.RecordType(uint32(cs.fail_type)), "%d records of %d bytes", uint64(cs.fail_a), uint64(cs.fail_b))
+	case C.CDEC_FAIL_WAVE:
+		return badBatch(wire.TypeWave, "wave with %d timeline states and %d instructions", uint64(cs.fail_a), uint64(cs.fail_b))
+	case C.CDEC_FAIL_NOMEM:
+		return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: out of C memory copying a batch (%d bytes)", uint64(cs.fail_a))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: decode failed")
 }
 
 // setISA installs the ISA trampoline, or NULL (built-in disassembly).
@@ -790,23 +832,19 @@ type session struct {
 	err    error      // first error; later callbacks fail fast
 	chunks []chunk    // buffers for the data callback
 	next   int
-	cmem   []unsafe.Pointer // C copies handed to the library, freed after parse
 	batch  wire.Batch
 	cs     *C.cdec_session // C side: userdata of the library, ISA cache
 }
 
-// cbuf copies b into C memory that stays valid until the parse returns.
+// cbuf copies b into C memory that the session frees once the parse has
+// returned; nil when out of memory.
 func (s *session) cbuf(b []byte) unsafe.Pointer {
 	p := C.CBytes(b)
-	s.cmem = append(s.cmem, p)
-	return p
-}
-
-func (s *session) free() {
-	for _, p := range s.cmem {
+	if C.cdec_own(s.cs, p) == 0 {
 		C.free(p)
+		return nil
 	}
-	s.cmem = nil
+	return p
 }
 
 // fail records the first error.
@@ -814,8 +852,8 @@ func (s *session) fail(err error) {
 	if s.err == nil {
 		s.err = err
 		if s.cs != nil {
-			// The C-side ISA cache answers ERROR from now on.
-			atomic.StoreInt32((*int32)(unsafe.Pointer(&s.cs.failed)), 1)
+			// The C side refuses every callback from now on.
+			atomic.CompareAndSwapInt32((*int32)(unsafe.Pointer(&s.cs.failed)), C.CDEC_FAIL_NONE, C.CDEC_FAIL_GO)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/attkit/attkit/internal/cli"
@@ -100,21 +102,25 @@ func (s *session) convert(typ int32, data unsafe.Pointer, raw, count uint64) err
 	case wire.TypeOccupancy:
 		b.Occupancy = grow(b.Occupancy, n)
 		src := unsafe.Slice((*C.cdec_occupancy)(data), n)
-		for i := range b.Occupancy {
-			c, o := &src[i], &b.Occupancy[i]
-			*o = wire.Occupancy{PC: pcOf(c.pc), Time: uint64(c.time), Reserved: uint8(c.reserved),
-				CU: uint8(c.cu), SIMD: uint8(c.simd), WaveID: uint8(c.wave_id)}
-			o.SetWord(uint32(c.word))
-		}
+		inParts(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				c, o := &src[i], &b.Occupancy[i]
+				*o = wire.Occupancy{PC: pcOf(c.pc), Time: uint64(c.time), Reserved: uint8(c.reserved),
+					CU: uint8(c.cu), SIMD: uint8(c.simd), WaveID: uint8(c.wave_id)}
+				o.SetWord(uint32(c.word))
+			}
+		})
 	case wire.TypePerfEvent:
 		b.PerfEvents = grow(b.PerfEvents, n)
 		src := unsafe.Slice((*C.cdec_perfevent)(data), n)
-		for i := range b.PerfEvents {
-			c := &src[i]
-			b.PerfEvents[i] = wire.PerfEvent{Time: int64(c.time),
-				Events: [4]uint16{uint16(c.events[0]), uint16(c.events[1]), uint16(c.events[2]), uint16(c.events[3])},
-				CU:     uint8(c.cu), Bank: uint8(c.bank)}
-		}
+		inParts(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				c := &src[i]
+				b.PerfEvents[i] = wire.PerfEvent{Time: int64(c.time),
+					Events: [4]uint16{uint16(c.events[0]), uint16(c.events[1]), uint16(c.events[2]), uint16(c.events[3])},
+					CU:     uint8(c.cu), Bank: uint8(c.bank)}
+			}
+		})
 	case wire.TypeWave:
 		b.Waves = grow(b.Waves, n)
 		src := unsafe.Slice((*C.cdec_wave)(data), n)
@@ -134,9 +140,11 @@ func (s *session) convert(typ int32, data unsafe.Pointer, raw, count uint64) err
 	case wire.TypeShaderData:
 		b.ShaderData = grow(b.ShaderData, n)
 		src := unsafe.Slice((*C.cdec_shaderdata)(data), n)
-		for i := range b.ShaderData {
-			b.ShaderData[i] = shaderData(&src[i])
-		}
+		inParts(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				b.ShaderData[i] = shaderData(&src[i])
+			}
+		})
 	case wire.TypeInstOtherSIMD:
 		b.OtherSIMD = grow(b.OtherSIMD, n)
 		for i := range n {
@@ -246,10 +254,35 @@ func (s *session) convertRaw(t wire.RecordType, data unsafe.Pointer, count uint6
 	return nil
 }
 
-// grow returns s with length n, reusing its capacity.
+// parallelMin is the batch size from which inParts splits the conversion:
+// the library delivers a trace's whole occupancy (hundreds of thousands of
+// records) in one of its last callbacks, so its conversion is what remains
+// to do once the parse has returned, with every core free again.
+const parallelMin = 1 << 16
+
+// inParts runs f over [0, n): at once for a small n, else in up to four
+// parts on as many goroutines.
+func inParts(n int, f func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), 4)
+	if n < parallelMin || parts < 2 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := 1; k < parts; k++ {
+		wg.Go(func() { f(n*k/parts, n*(k+1)/parts) })
+	}
+	f(0, n/parts)
+	wg.Wait()
+}
+
+// grow returns s with length n, reusing its capacity. A larger slice is
+// allocated once and keeps the old elements (a wave's arrays are reused).
 func grow[T any](s []T, n int) []T {
 	if cap(s) >= n {
 		return s[:n]
 	}
-	return append(s[:cap(s)], make([]T, n-cap(s))...)
+	t := make([]T, n)
+	copy(t, s[:cap(s)])
+	return t
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/attkit/attkit/internal/backend"
 	"github.com/attkit/attkit/internal/cli"
@@ -341,6 +342,76 @@ func TestEveryRecordType(t *testing.T) {
 			}
 			compareBatches(t, c.batches, everyRecordWant())
 		})
+	}
+}
+
+// TestLargeBatches sends batches large enough to be converted in parallel
+// parts, and wave batches that overflow a ring chunk, and checks every
+// record (the library gives a trace's whole occupancy in one callback).
+func TestLargeBatches(t *testing.T) {
+	d := loadFixture(t)
+	n := parallelMin + 4321
+	script := fmt.Sprintf("rec 1 %d 3\nrec 2 %d 4\nrec 6 %d 5\nrec 3 1500 6\nrec 11 3000 7\nrec 6 1 8\n", n, n, n)
+	var c collector
+	if err := d.Decode(context.Background(), strings.NewReader(script), noISA, c.emit); err != nil {
+		t.Fatal(err)
+	}
+	compareBatches(t, c.batches, []wire.Batch{
+		expect(wire.TypeOccupancy, n, 3, 0), expect(wire.TypePerfEvent, n, 4, 0), expect(wire.TypeShaderData, n, 5, 0),
+		expect(wire.TypeWave, 1500, 6, 0), expect(wire.TypeMarker, 3000, 7, 0), expect(wire.TypeShaderData, 1, 8, 0)})
+}
+
+// TestRingBackpressure runs more batches through the parse thread's ring
+// than it holds, with a consumer slower than the library: every batch
+// arrives in order; an emit error or a cancel while the library waits for
+// room ends the decode (no deadlock) after exactly the batches before it.
+func TestRingBackpressure(t *testing.T) {
+	d := loadFixture(t)
+	const waves = 6000 // 72 instructions each: about 14 MB through a 4 MiB ring
+	script := fmt.Sprintf("bench %d 72\nrec 6 1 9\n", waves)
+	n := 0
+	err := d.Decode(context.Background(), strings.NewReader(script), noISA, func(b *wire.Batch) error {
+		if n%500 == 0 {
+			time.Sleep(time.Millisecond) // let the ring fill up
+		}
+		n++
+		if n <= waves && (b.Type != wire.TypeWave || len(b.Waves) != 1 || len(b.Waves[0].Instructions) != 72) {
+			return fmt.Errorf("batch %d: %v with %d records", n, b.Type, b.Len())
+		}
+		return nil
+	})
+	if err != nil || n != waves+1 {
+		t.Fatalf("got %d batches (err %v), want %d", n, err, waves+1)
+	}
+
+	stop := errors.New("stop here")
+	for _, at := range []int{1, 100, 3000} {
+		calls := 0
+		err := d.Decode(context.Background(), strings.NewReader(script), noISA, func(b *wire.Batch) error {
+			calls++
+			if calls == at {
+				time.Sleep(20 * time.Millisecond) // the library is waiting for room now
+				return stop
+			}
+			return nil
+		})
+		if !errors.Is(err, stop) || calls != at {
+			t.Errorf("emit error at %d: got %v after %d calls", at, err, calls)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		calls = 0
+		err = d.Decode(ctx, strings.NewReader(script), noISA, func(b *wire.Batch) error {
+			calls++
+			if calls == at {
+				go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+				time.Sleep(50 * time.Millisecond)
+			}
+			return nil
+		})
+		cancel()
+		if !errors.Is(err, context.Canceled) || calls != at {
+			t.Errorf("cancel at %d: got %v after %d calls", at, err, calls)
+		}
 	}
 }
 

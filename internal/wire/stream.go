@@ -14,7 +14,13 @@ import (
 type Writer struct {
 	bw  *bufio.Writer
 	buf []byte
+	err error // a write error while a batch was spilled
 }
+
+// spillSize is how much of a batch's encoding WriteBatch buffers before it
+// writes it out: a large batch (the occupancy of a whole trace comes as one)
+// is encoded in pieces that stay in cache, not into one buffer of its size.
+const spillSize = 64 << 10
 
 // NewWriter returns a Writer that writes to w.
 func NewWriter(w io.Writer) *Writer {
@@ -56,16 +62,41 @@ func (b *bytesBuffer) Write(p []byte) (int, error) { b.b = append(b.b, p...); re
 
 // WriteBatch writes one batch: [type, payload].
 func (w *Writer) WriteBatch(b *Batch) error {
-	w.buf = AppendBatch(w.buf[:0], b)
+	w.err = nil
+	w.buf = appendBatch(w.buf[:0], b, w.spill)
+	if w.err != nil {
+		return w.err
+	}
 	_, err := w.bw.Write(w.buf)
 	return err
+}
+
+// spill writes out the encoding so far and returns the emptied buffer.
+func (w *Writer) spill(dst []byte) []byte {
+	if w.err == nil {
+		_, w.err = w.bw.Write(dst)
+	}
+	return dst[:0]
+}
+
+// A spiller takes a batch's partial encoding once it reaches spillSize
+// bytes and returns the buffer to go on with; nil keeps it all.
+type spiller func([]byte) []byte
+
+func (f spiller) check(dst []byte) []byte {
+	if f != nil && len(dst) >= spillSize {
+		return f(dst)
+	}
+	return dst
 }
 
 // Flush writes buffered data to the underlying writer.
 func (w *Writer) Flush() error { return w.bw.Flush() }
 
 // AppendBatch appends the msgpack encoding of b to dst.
-func AppendBatch(dst []byte, b *Batch) []byte {
+func AppendBatch(dst []byte, b *Batch) []byte { return appendBatch(dst, b, nil) }
+
+func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 	dst = append(dst, 0x92)
 	dst = appendUint(dst, uint64(b.Type))
 	switch b.Type {
@@ -76,11 +107,13 @@ func AppendBatch(dst []byte, b *Batch) []byte {
 	case TypeInfo:
 		dst = appendArrayLen(dst, len(b.Info))
 		for _, v := range b.Info {
+			dst = spill.check(dst)
 			dst = appendUint(dst, uint64(v))
 		}
 	case TypeOccupancy:
 		dst = appendArrayLen(dst, len(b.Occupancy))
 		for i := range b.Occupancy {
+			dst = spill.check(dst)
 			o := &b.Occupancy[i]
 			dst = append(dst, 0x98)
 			dst = appendUint(dst, o.PC.Address)
@@ -95,6 +128,7 @@ func AppendBatch(dst []byte, b *Batch) []byte {
 	case TypePerfEvent:
 		dst = appendArrayLen(dst, len(b.PerfEvents))
 		for i := range b.PerfEvents {
+			dst = spill.check(dst)
 			p := &b.PerfEvents[i]
 			dst = append(dst, 0x97)
 			dst = appendInt(dst, p.Time)
@@ -107,11 +141,13 @@ func AppendBatch(dst []byte, b *Batch) []byte {
 	case TypeWave:
 		dst = appendArrayLen(dst, len(b.Waves))
 		for i := range b.Waves {
+			dst = spill.check(dst)
 			dst = appendWave(dst, &b.Waves[i])
 		}
 	case TypeEvent:
 		dst = appendArrayLen(dst, len(b.Events))
 		for i := range b.Events {
+			dst = spill.check(dst)
 			e := &b.Events[i]
 			dst = append(dst, 0x98)
 			dst = appendUint(dst, e.Size)
@@ -126,11 +162,13 @@ func AppendBatch(dst []byte, b *Batch) []byte {
 	case TypeShaderData:
 		dst = appendArrayLen(dst, len(b.ShaderData))
 		for i := range b.ShaderData {
+			dst = spill.check(dst)
 			dst = appendShaderData(dst, &b.ShaderData[i])
 		}
 	case TypeRealtime:
 		dst = appendArrayLen(dst, len(b.Realtime))
 		for i := range b.Realtime {
+			dst = spill.check(dst)
 			r := &b.Realtime[i]
 			dst = append(dst, 0x93)
 			dst = appendInt(dst, r.ShaderClock)
@@ -140,6 +178,7 @@ func AppendBatch(dst []byte, b *Batch) []byte {
 	case TypeInstOtherSIMD:
 		dst = appendArrayLen(dst, len(b.OtherSIMD))
 		for i := range b.OtherSIMD {
+			dst = spill.check(dst)
 			o := &b.OtherSIMD[i]
 			dst = append(dst, 0x95)
 			dst = appendUint(dst, o.Size)
@@ -151,6 +190,7 @@ func AppendBatch(dst []byte, b *Batch) []byte {
 	case TypeDispatch:
 		dst = appendArrayLen(dst, len(b.Dispatches))
 		for i := range b.Dispatches {
+			dst = spill.check(dst)
 			d := &b.Dispatches[i]
 			dst = appendArrayLen(dst, 16)
 			dst = appendUint(dst, d.Size)
@@ -173,6 +213,7 @@ func AppendBatch(dst []byte, b *Batch) []byte {
 	case TypeMarker:
 		dst = appendArrayLen(dst, len(b.Markers))
 		for i := range b.Markers {
+			dst = spill.check(dst)
 			k := &b.Markers[i]
 			dst = appendArrayLen(dst, 16)
 			dst = appendUint(dst, k.Size)

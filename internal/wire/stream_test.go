@@ -167,6 +167,84 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// TestLargeBatches checks that batches much larger than the Writer's spill
+// size are written in pieces with exactly AppendBatch's bytes, read back
+// whole, and that a write error in the middle of one is returned.
+func TestLargeBatches(t *testing.T) {
+	var big []Batch
+	for _, b := range sampleBatches() {
+		if b.Len() == 0 || b.Type == TypeRTFrequency || b.Type == TypeGFXIP || !b.Type.Known() {
+			continue
+		}
+		g := b
+		for len(AppendBatch(nil, &g)) < 3*spillSize { // doubles the records
+			g.Info = append(g.Info[:len(g.Info):len(g.Info)], g.Info...)
+			g.Occupancy = append(g.Occupancy[:len(g.Occupancy):len(g.Occupancy)], g.Occupancy...)
+			g.PerfEvents = append(g.PerfEvents[:len(g.PerfEvents):len(g.PerfEvents)], g.PerfEvents...)
+			g.Waves = append(g.Waves[:len(g.Waves):len(g.Waves)], g.Waves...)
+			g.Events = append(g.Events[:len(g.Events):len(g.Events)], g.Events...)
+			g.ShaderData = append(g.ShaderData[:len(g.ShaderData):len(g.ShaderData)], g.ShaderData...)
+			g.Realtime = append(g.Realtime[:len(g.Realtime):len(g.Realtime)], g.Realtime...)
+			g.OtherSIMD = append(g.OtherSIMD[:len(g.OtherSIMD):len(g.OtherSIMD)], g.OtherSIMD...)
+			g.Dispatches = append(g.Dispatches[:len(g.Dispatches):len(g.Dispatches)], g.Dispatches...)
+			g.Markers = append(g.Markers[:len(g.Markers):len(g.Markers)], g.Markers...)
+		}
+		big = append(big, g)
+	}
+	if len(big) != 10 {
+		t.Fatalf("%d large batches, want one of each of the 10 record-array types", len(big))
+	}
+	for i := range big {
+		var buf bytes.Buffer
+		w := NewWriter(&buf)
+		if err := w.WriteBatch(&big[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		want := AppendBatch(nil, &big[i])
+		if len(want) < 3*spillSize {
+			t.Fatalf("%v: only %d bytes, not large", big[i].Type, len(want))
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%v: WriteBatch wrote %d bytes that differ from AppendBatch's %d", big[i].Type, buf.Len(), len(want))
+		}
+	}
+	data := encodeStream(t, sampleHeader(), big)
+	parts, err := readAll(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range big {
+		if got, want := normalise(parts[0].batches[i]), normalise(big[i]); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: read back differs", big[i].Type)
+		}
+	}
+	// A write error while a batch is spilled is returned by WriteBatch.
+	boom := errors.New("disk full")
+	w := NewWriter(&failAfter{n: spillSize, err: boom})
+	if err := w.WriteBatch(&big[0]); !errors.Is(err, boom) {
+		t.Errorf("write error: got %v", err)
+	}
+}
+
+// failAfter accepts n bytes, then fails every write.
+type failAfter struct {
+	n   int
+	err error
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		n := f.n
+		f.n = 0
+		return n, f.err
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
 func TestConcatenatedStreams(t *testing.T) {
 	h0, h1 := sampleHeader(), sampleHeader()
 	h1.Trace.SE = 1
