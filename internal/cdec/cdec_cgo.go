@@ -676,7 +676,7 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 		}
 	}
 	owned = true
-	setLayout(C.cdec_session_layout(cs))
+	setLayout(cs)
 	ud := C.cdec_session_ud(cs)
 
 	// The parse call runs on a C thread of the session (session.h); this
@@ -705,7 +705,8 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 		started = C.cdec_start(cs, C.CDEC_PARSE_V2, d.lib.fns.parse, d.handle, nil, 0)
 	}
 	if started == 0 {
-		return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: cannot start the parse thread (error %d)", uint64(cs.fail_a))
+		_, e, _ := failInfo(cs)
+		return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: cannot start the parse thread (error %d)", e)
 	}
 	cerr := s.consume()
 	status := C.cdec_join(cs)
@@ -725,20 +726,21 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 // setLayout tells the C side what this package knows of the record types:
 // sizes, which structs begin with their own size, which hold pointers, and
 // the bounds on counts and sizes.
-func setLayout(l *C.cdec_layout) {
+func setLayout(cs *C.cdec_session) {
+	l := C.cdec_session_layout(cs)
 	for t, sz := range elemSize {
-		l.size[t] = C.uint64_t(sz)
+		l.size[t] = C.uint16_t(sz)
 	}
 	for _, t := range []wire.RecordType{wire.TypeEvent, wire.TypeDispatch, wire.TypeMarker, wire.TypeInstOtherSIMD} {
-		l.self_sized[t] = 1
+		l.flags[t] |= C.CDEC_SELF_SIZED
 	}
-	l.kind[wire.TypeWave] = C.CDEC_WAVES
-	l.kind[wire.TypeMarker] = C.CDEC_MARKERS
+	l.flags[wire.TypeWave] |= C.CDEC_WAVES
+	l.flags[wire.TypeMarker] |= C.CDEC_MARKERS
 	l.max_records = maxRecordsPerBatch
 	l.max_bytes = maxBatchBytes
 	l.min_elem = minRawElemSize
 	l.max_elem = maxRawElemSize
-	l.max_text = maxTextLen
+	C.cdec_set_max_text(cs, maxTextLen)
 }
 
 // consume converts and emits the batches the parse thread copies into the
@@ -790,20 +792,27 @@ func (s *session) consume() (err error) {
 	}
 }
 
+// failInfo returns the record type and numbers of the session's failure.
+func failInfo(cs *C.cdec_session) (typ, a, b uint64) {
+	var t, x, y C.uint64_t
+	C.cdec_fail_info(cs, &t, &x, &y)
+	return uint64(t), uint64(x), uint64(y)
+}
+
 // failure is the error the producer side recorded, if any.
 func (s *session) failure() error {
-	cs := s.cs
-	switch C.cdec_failed(cs) {
+	t, a, b := failInfo(s.cs)
+	switch C.cdec_failed(s.cs) {
 	case C.CDEC_FAIL_NONE:
 		return nil
 	case C.CDEC_FAIL_COUNT:
-		return badBatch(wire.RecordType(uint32(cs.fail_type)), "%d records", uint64(cs.fail_a))
+		return badBatch(wire.RecordType(uint32(t)), "%d records", a)
 	case C.CDEC_FAIL_BYTES:
-		return badBatch(wire.RecordType(uint32(cs.fail_type)), "%d records of %d bytes", uint64(cs.fail_a), uint64(cs.fail_b))
+		return badBatch(wire.RecordType(uint32(t)), "%d records of %d bytes", a, b)
 	case C.CDEC_FAIL_WAVE:
-		return badBatch(wire.TypeWave, "wave with %d timeline states and %d instructions", uint64(cs.fail_a), uint64(cs.fail_b))
+		return badBatch(wire.TypeWave, "wave with %d timeline states and %d instructions", a, b)
 	case C.CDEC_FAIL_NOMEM:
-		return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: out of C memory copying a batch (%d bytes)", uint64(cs.fail_a))
+		return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: out of C memory copying a batch (%d bytes)", a)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -853,7 +862,7 @@ func (s *session) fail(err error) {
 		s.err = err
 		if s.cs != nil {
 			// The C side refuses every callback from now on.
-			atomic.CompareAndSwapInt32((*int32)(unsafe.Pointer(&s.cs.failed)), C.CDEC_FAIL_NONE, C.CDEC_FAIL_GO)
+			C.cdec_fail_go(s.cs)
 		}
 	}
 }

@@ -17,6 +17,7 @@
 #define ATTKIT_CDEC_SESSION_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cdec.h"
@@ -28,15 +29,18 @@ enum { CDEC_OK = 0, CDEC_ERROR = 1, CDEC_OOR = 2, CDEC_INVAL = 3 };
 // What Go knows of record type t (0 <= t < CDEC_TYPES): the struct size (0
 // for an unknown type), whether the struct starts with its own u64 size
 // (a newer library's larger struct is then read at that stride), and which
-// pointers the records hold.
+// pointers the records hold; and the bounds on counts and sizes. It is one
+// cache line, read on every callback.
 enum { CDEC_FLAT = 0, CDEC_WAVES = 1, CDEC_MARKERS = 2 };
+enum { CDEC_KIND = 3, CDEC_SELF_SIZED = 4 }; // bits of cdec_layout.flags
 #define CDEC_TYPES 16
 typedef struct {
-	uint64_t size[CDEC_TYPES];
-	uint8_t self_sized[CDEC_TYPES];
-	uint8_t kind[CDEC_TYPES];
-	uint64_t max_records, max_bytes, min_elem, max_elem, max_text;
-} cdec_layout;
+	uint16_t size[CDEC_TYPES];
+	uint8_t flags[CDEC_TYPES];
+	uint64_t max_bytes;
+	uint32_t max_records;
+	uint16_t min_elem, max_elem;
+} __attribute__((aligned(64))) cdec_layout;
 
 // One batch in a chunk: this header, then the records (8-byte aligned), then
 // the wave arrays or marker strings the copied records now point to.
@@ -75,27 +79,39 @@ typedef struct {
 	uint64_t len, mem;
 	int status;      // CDEC_OK or CDEC_INVAL (a miss)
 	int used;
+	uint64_t pad[2]; // one entry, one cache line
 } cdec_isa_entry;
 
 // The parse call the thread makes.
 enum { CDEC_PARSE_V1 = 1, CDEC_PARSE_V2 = 2 };
 
+// The session. What the library's callbacks touch every time (the
+// producer's state and the layout) is packed into two cache lines of their
+// own: between two callbacks the library runs through megabytes of its own
+// data, and each further line the callbacks touch was a cache miss that
+// measurably slowed the library thread. The ring's handover state, which
+// the Go thread touches too, is on other lines.
 typedef struct {
-	uintptr_t handle;       // runtime/cgo.Handle of the Go session
-	int32_t failed;         // a CDEC_FAIL_* cause, set once (atomically)
-	uint64_t fail_type, fail_a, fail_b;
+	struct {
+		int32_t lock;         // producers (library threads), ISA cache: cdec_lock
+		int32_t failed;       // a CDEC_FAIL_* cause, set once (atomically)
+		uint8_t* buf;         // the chunk being filled: ring[w]
+		uint64_t cap, len;
+		cdec_isa_entry* tab;  // ISA cache: open addressing, power-of-two size
+		uint64_t tabcap, tabn;
+		int32_t w;
+	} __attribute__((aligned(64))) p;
 	cdec_layout layout;
 
-	pthread_mutex_t isa_mu; // ISA cache; the library may call from several threads
-	cdec_isa_entry* tab;    // open addressing, power-of-two size
-	size_t cap, n;
+	uintptr_t handle;       // runtime/cgo.Handle of the Go session
+	uint64_t fail_type, fail_a, fail_b;
+	uint64_t max_text;      // bound on a marker string
 
-	pthread_mutex_t push_mu; // serializes producers (library threads)
-	pthread_mutex_t mu;      // ring state below
+	pthread_mutex_t mu __attribute__((aligned(64))); // ring handover
 	pthread_cond_t cond;
-	cdec_chunk ring[CDEC_CHUNKS];
-	int w, r;                // chunk being filled, chunk being consumed
-	int done, stop;          // parse returned; consumer gone
+	cdec_chunk ring[CDEC_CHUNKS]; // a chunk is the consumer's while full
+	int r;                  // chunk being consumed
+	int done, stop;         // parse returned; consumer gone
 
 	// The parse call, made by the thread.
 	int mode;
@@ -112,6 +128,17 @@ typedef struct {
 	void** owned;
 	size_t nowned, capowned;
 } cdec_session;
+
+// cdec_lock and cdec_unlock serialize the library's callbacks, in case it
+// makes them from several threads. The lock word is on the producer's
+// line, so taking it costs no extra cache miss; a waiting thread spins
+// briefly, then yields (the holder may be asking Go for an ISA answer).
+static void cdec_lock(int32_t* l) {
+	for (int spins = 0; __atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); spins++) {
+		if (spins > 64) sched_yield();
+	}
+}
+static void cdec_unlock(int32_t* l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
 // cdec_own hands p to the session; 0 when out of memory (p is not taken).
 static int cdec_own(cdec_session* s, void* p) {
@@ -134,11 +161,11 @@ static void cdec_free_owned(cdec_session* s) {
 }
 
 static cdec_session* cdec_session_new(uintptr_t handle) {
-	cdec_session* s = calloc(1, sizeof *s);
-	if (s == NULL) return NULL;
+	void* m = NULL;
+	if (posix_memalign(&m, 64, sizeof(cdec_session)) != 0) return NULL;
+	cdec_session* s = m;
+	memset(s, 0, sizeof *s);
 	s->handle = handle;
-	pthread_mutex_init(&s->isa_mu, NULL);
-	pthread_mutex_init(&s->push_mu, NULL);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	return s;
@@ -146,12 +173,10 @@ static cdec_session* cdec_session_new(uintptr_t handle) {
 
 static void cdec_session_free(cdec_session* s) {
 	if (s == NULL) return;
-	for (size_t i = 0; i < s->cap; i++) free(s->tab[i].text);
-	free(s->tab);
+	for (size_t i = 0; i < s->p.tabcap; i++) free(s->p.tab[i].text);
+	free(s->p.tab);
 	for (int i = 0; i < CDEC_CHUNKS; i++) free(s->ring[i].buf);
 	cdec_free_owned(s);
-	pthread_mutex_destroy(&s->isa_mu);
-	pthread_mutex_destroy(&s->push_mu);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cond);
 	free(s);
@@ -159,18 +184,29 @@ static void cdec_session_free(cdec_session* s) {
 
 static uintptr_t cdec_session_ud(cdec_session* s) { return (uintptr_t)s; }
 static cdec_layout* cdec_session_layout(cdec_session* s) { return &s->layout; }
+static void cdec_set_max_text(cdec_session* s, uint64_t n) { s->max_text = n; }
 
 // cdec_fail records the first cause; 1 if this call set it.
 static int cdec_fail(cdec_session* s, int why, uint64_t type, uint64_t a, uint64_t b) {
 	int32_t zero = 0;
-	if (!__atomic_compare_exchange_n(&s->failed, &zero, why, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 0;
+	if (!__atomic_compare_exchange_n(&s->p.failed, &zero, why, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 0;
 	s->fail_type = type;
 	s->fail_a = a;
 	s->fail_b = b;
 	return 1;
 }
 
-static int cdec_failed(cdec_session* s) { return __atomic_load_n(&s->failed, __ATOMIC_ACQUIRE); }
+static int cdec_failed(cdec_session* s) { return __atomic_load_n(&s->p.failed, __ATOMIC_ACQUIRE); }
+
+// cdec_fail_go records that Go failed the session (its error is in Go).
+static void cdec_fail_go(cdec_session* s) { cdec_fail(s, CDEC_FAIL_GO, 0, 0, 0); }
+
+// cdec_fail_info reads the numbers of the first failure.
+static void cdec_fail_info(cdec_session* s, uint64_t* type, uint64_t* a, uint64_t* b) {
+	*type = s->fail_type;
+	*a = s->fail_a;
+	*b = s->fail_b;
+}
 
 // cdec_stop tells the producer that nobody consumes any more: it stops
 // waiting for room and refuses further batches.
@@ -181,19 +217,23 @@ static void cdec_stop(cdec_session* s) {
 	pthread_mutex_unlock(&s->mu);
 }
 
-// --- the ring, producer side (library thread, push_mu held) ---
+// --- the ring, producer side (library thread, lock held) ---
 
 // cdec_seal hands the chunk being filled to the consumer and waits for the
 // next one to be free; 0 when the consumer stopped.
 static int cdec_seal(cdec_session* s) {
 	pthread_mutex_lock(&s->mu);
-	s->ring[s->w].full = 1;
-	s->w = (s->w + 1) % CDEC_CHUNKS;
+	cdec_chunk* c = &s->ring[s->p.w];
+	c->len = s->p.len;
+	c->full = 1;
+	s->p.w = (s->p.w + 1) % CDEC_CHUNKS;
 	pthread_cond_broadcast(&s->cond);
-	while (s->ring[s->w].full && !s->stop) pthread_cond_wait(&s->cond, &s->mu);
+	while (s->ring[s->p.w].full && !s->stop) pthread_cond_wait(&s->cond, &s->mu);
 	int ok = !s->stop;
+	s->p.buf = s->ring[s->p.w].buf;
+	s->p.cap = s->ring[s->p.w].cap;
+	s->p.len = 0;
 	pthread_mutex_unlock(&s->mu);
-	if (ok) s->ring[s->w].len = 0;
 	return ok;
 }
 
@@ -201,31 +241,31 @@ static int cdec_seal(cdec_session* s) {
 // being filled, sealing it first when they do not fit. NULL when the
 // consumer stopped or memory ran out (the session has failed then).
 static uint8_t* cdec_reserve(cdec_session* s, uint64_t n) {
-	cdec_chunk* c = &s->ring[s->w];
-	if (c->buf != NULL && c->cap - c->len >= n) {
-		uint8_t* p = c->buf + c->len;
-		c->len += n;
+	if (s->p.buf != NULL && s->p.cap - s->p.len >= n) {
+		uint8_t* p = s->p.buf + s->p.len;
+		s->p.len += n;
 		return p;
 	}
-	if (c->len > 0) {
-		if (!cdec_seal(s)) {
-			cdec_fail(s, CDEC_FAIL_GO, 0, 0, 0);
-			return NULL;
-		}
-		c = &s->ring[s->w];
+	if (s->p.len > 0 && !cdec_seal(s)) {
+		cdec_fail(s, CDEC_FAIL_GO, 0, 0, 0);
+		return NULL;
 	}
-	if (c->buf == NULL || c->cap < n) {
+	if (s->p.buf == NULL || s->p.cap < n) {
+		// An empty chunk, not full, is the producer's: no lock needed.
+		cdec_chunk* c = &s->ring[s->p.w];
 		uint64_t cap = n > CDEC_CHUNK ? n : CDEC_CHUNK;
 		free(c->buf);
 		c->buf = malloc(cap);
 		c->cap = c->buf ? cap : 0;
+		s->p.buf = c->buf;
+		s->p.cap = c->cap;
 		if (c->buf == NULL) {
 			cdec_fail(s, CDEC_FAIL_NOMEM, 0, cap, 0);
 			return NULL;
 		}
 	}
-	c->len = n;
-	return c->buf;
+	s->p.len = n;
+	return s->p.buf;
 }
 
 static uint64_t cdec_round8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
@@ -255,8 +295,8 @@ static int cdec_push(cdec_session* s, int type, void* data, uint64_t count) {
 		int known = type > 0 && type < CDEC_TYPES && L->size[type] != 0;
 		if (known) {
 			es = L->size[type];
-			kind = L->kind[type];
-			if (L->self_sized[type]) {
+			kind = L->flags[type] & CDEC_KIND;
+			if (L->flags[type] & CDEC_SELF_SIZED) {
 				uint64_t sz;
 				memcpy(&sz, data, 8);
 				if (sz > es && sz <= L->max_elem && sz % 8 == 0) es = sz;
@@ -286,7 +326,7 @@ static int cdec_push(cdec_session* s, int type, void* data, uint64_t count) {
 		} else if (kind == CDEC_MARKERS) {
 			for (uint64_t i = 0; i < count; i++) {
 				const cdec_marker* m = (const cdec_marker*)((const uint8_t*)data + i * es);
-				payload += cdec_round8(cdec_textlen(m->name, L->max_text)) + cdec_round8(cdec_textlen(m->source_location, L->max_text));
+				payload += cdec_round8(cdec_textlen(m->name, s->max_text)) + cdec_round8(cdec_textlen(m->source_location, s->max_text));
 			}
 		}
 	}
@@ -324,7 +364,7 @@ static int cdec_push(cdec_session* s, int type, void* data, uint64_t count) {
 			const char** f[2] = {&m->name, &m->source_location};
 			for (int j = 0; j < 2; j++) {
 				if (*f[j] == NULL) continue;
-				size_t n = cdec_textlen(*f[j], L->max_text);
+				size_t n = cdec_textlen(*f[j], s->max_text);
 				memcpy(tail, *f[j], n - 1);
 				tail[n - 1] = 0;
 				*f[j] = (const char*)tail;
@@ -361,10 +401,9 @@ static int cdec_next(cdec_session* s, int release, uint8_t** buf, uint64_t* len)
 
 static int cdec_trace_tramp(int type, void* data, uint64_t count, void* ud) {
 	cdec_session* s = ud;
-	if (cdec_failed(s)) return CDEC_ERROR;
-	pthread_mutex_lock(&s->push_mu);
+	cdec_lock(&s->p.lock);
 	int st = cdec_failed(s) ? CDEC_ERROR : cdec_push(s, type, data, count);
-	pthread_mutex_unlock(&s->push_mu);
+	cdec_unlock(&s->p.lock);
 	return st;
 }
 
@@ -377,16 +416,18 @@ static size_t cdec_isa_slot(cdec_isa_entry* tab, size_t cap, uint64_t addr, uint
 
 // cdec_isa_grow keeps the table at most half full; 0 when out of memory.
 static int cdec_isa_grow(cdec_session* s) {
-	if (s->cap != 0 && 2 * (s->n + 1) <= s->cap) return 1;
-	size_t cap = s->cap ? 2 * s->cap : 256;
-	cdec_isa_entry* tab = calloc(cap, sizeof *tab);
-	if (tab == NULL) return 0;
-	for (size_t i = 0; i < s->cap; i++) {
-		if (s->tab[i].used) tab[cdec_isa_slot(tab, cap, s->tab[i].addr, s->tab[i].coid)] = s->tab[i];
+	if (s->p.tabcap != 0 && 2 * (s->p.tabn + 1) <= s->p.tabcap) return 1;
+	size_t cap = s->p.tabcap ? 2 * s->p.tabcap : 256;
+	void* m = NULL;
+	if (posix_memalign(&m, 64, cap * sizeof(cdec_isa_entry)) != 0) return 0;
+	cdec_isa_entry* tab = m;
+	memset(tab, 0, cap * sizeof *tab);
+	for (size_t i = 0; i < s->p.tabcap; i++) {
+		if (s->p.tab[i].used) tab[cdec_isa_slot(tab, cap, s->p.tab[i].addr, s->p.tab[i].coid)] = s->p.tab[i];
 	}
-	free(s->tab);
-	s->tab = tab;
-	s->cap = cap;
+	free(s->p.tab);
+	s->p.tab = tab;
+	s->p.tabcap = cap;
 	return 1;
 }
 
@@ -399,31 +440,35 @@ static int cdec_isa_grow(cdec_session* s) {
 // callback would.
 static int cdec_isa_tramp(char* text, uint64_t* memory_size, uint64_t* size, cdec_pc pc, void* ud) {
 	cdec_session* s = ud;
-	if (cdec_failed(s) || size == NULL || memory_size == NULL) return CDEC_ERROR;
-	pthread_mutex_lock(&s->isa_mu);
-	size_t i = s->cap ? cdec_isa_slot(s->tab, s->cap, pc.address, pc.code_object_id) : 0;
-	if (s->cap == 0 || !s->tab[i].used) {
+	if (size == NULL || memory_size == NULL) return CDEC_ERROR;
+	cdec_lock(&s->p.lock);
+	if (cdec_failed(s)) {
+		cdec_unlock(&s->p.lock);
+		return CDEC_ERROR;
+	}
+	size_t i = s->p.tabcap ? cdec_isa_slot(s->p.tab, s->p.tabcap, pc.address, pc.code_object_id) : 0;
+	if (s->p.tabcap == 0 || !s->p.tab[i].used) {
 		char* t = NULL;
 		uint64_t len = 0, mem = 0;
 		int st = cdecGoISA(&t, &len, &mem, pc.address, pc.code_object_id, s->handle);
 		if (st != CDEC_OK && st != CDEC_INVAL) {
 			free(t);
-			pthread_mutex_unlock(&s->isa_mu);
+			cdec_unlock(&s->p.lock);
 			return st;
 		}
 		if (!cdec_isa_grow(s)) {
 			free(t);
-			pthread_mutex_unlock(&s->isa_mu);
 			cdec_fail(s, CDEC_FAIL_NOMEM, 0, 0, 0);
+			cdec_unlock(&s->p.lock);
 			return CDEC_ERROR;
 		}
-		i = cdec_isa_slot(s->tab, s->cap, pc.address, pc.code_object_id);
-		cdec_isa_entry e = {pc.address, pc.code_object_id, t, len, mem, st, 1};
-		s->tab[i] = e;
-		s->n++;
+		i = cdec_isa_slot(s->p.tab, s->p.tabcap, pc.address, pc.code_object_id);
+		cdec_isa_entry e = {pc.address, pc.code_object_id, t, len, mem, st, 1, {0, 0}};
+		s->p.tab[i] = e;
+		s->p.tabn++;
 	}
-	cdec_isa_entry e = s->tab[i]; // e.text lives until the session is freed
-	pthread_mutex_unlock(&s->isa_mu);
+	cdec_isa_entry e = s->p.tab[i]; // e.text lives until the session is freed
+	cdec_unlock(&s->p.lock);
 	if (e.status != CDEC_OK) return e.status;
 	uint64_t capacity = *size;
 	*size = e.len;
@@ -453,17 +498,17 @@ static void* cdec_parse_main(void* arg) {
 		cdec_handle hh = {s->h};
 		st = ((int (*)(cdec_handle, const void*, uint64_t, trace_cb_t, void*))s->fn)(hh, s->data, s->size, cdec_trace_tramp, s);
 	}
-	pthread_mutex_lock(&s->push_mu);
+	cdec_lock(&s->p.lock);
 	pthread_mutex_lock(&s->mu);
 	s->status = st;
-	if (s->ring[s->w].len > 0) {
-		s->ring[s->w].full = 1; // the last chunk; nothing is written after it
-		pthread_cond_broadcast(&s->cond);
+	if (s->p.len > 0) {
+		s->ring[s->p.w].len = s->p.len; // the last chunk; nothing is written after it
+		s->ring[s->p.w].full = 1;
 	}
 	s->done = 1;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->mu);
-	pthread_mutex_unlock(&s->push_mu);
+	cdec_unlock(&s->p.lock);
 	cdec_free_owned(s); // while Go converts the last batches
 	return NULL;
 }
