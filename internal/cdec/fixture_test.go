@@ -361,6 +361,59 @@ func TestLargeBatches(t *testing.T) {
 		expect(wire.TypeWave, 1500, 6, 0), expect(wire.TypeMarker, 3000, 7, 0), expect(wire.TypeShaderData, 1, 8, 0)})
 }
 
+// TestConcurrentCallbacks has the library call back from 8 threads at
+// once (trace and ISA callbacks interleaved): every batch arrives whole,
+// each exactly as often as it was sent.
+func TestConcurrentCallbacks(t *testing.T) {
+	d := loadFixture(t)
+	provider := mapISA{}
+	for i := range 16 {
+		provider[wire.PC{Address: uint64(4096 + 4*i)}] = struct {
+			text string
+			size uint64
+		}{fmt.Sprintf("s_nop %d", i), 4}
+	}
+	var c collector
+	if err := d.Decode(context.Background(), strings.NewReader("parrec 3 24 100 8\n"), provider, c.emit); err != nil {
+		t.Fatal(err)
+	}
+	waves := map[uint64]int{}
+	wants := map[uint64]wire.Batch{}
+	for seed := uint64(100); seed < 108; seed++ {
+		wants[seed] = expect(wire.TypeWave, 24, seed, 0)
+	}
+	isas := 0
+	for _, b := range c.batches {
+		if b.Type == 201 {
+			e := parseISAEcho(t, b)
+			if e.first != StatusSuccess || !strings.HasPrefix(e.text, "s_nop ") {
+				t.Errorf("ISA answer %+v", e)
+			}
+			isas++
+			continue
+		}
+		found := false
+		for seed, w := range wants {
+			if reflect.DeepEqual(b, w) {
+				waves[seed]++
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("a %v batch of %d records matches none sent", b.Type, b.Len())
+		}
+	}
+	for seed := uint64(100); seed < 108; seed++ {
+		if waves[seed] != 50 {
+			t.Errorf("seed %d: %d batches, want 50", seed, waves[seed])
+		}
+	}
+	if isas != 400 {
+		t.Errorf("%d ISA answers, want 400", isas)
+	}
+}
+
 // TestRingBackpressure runs more batches through the parse thread's ring
 // than it holds, with a consumer slower than the library: every batch
 // arrives in order; an emit error or a cancel while the library waits for

@@ -134,8 +134,14 @@ typedef struct {
 // line, so taking it costs no extra cache miss; a waiting thread spins
 // briefly, then yields (the holder may be asking Go for an ISA answer).
 static void cdec_lock(int32_t* l) {
-	for (int spins = 0; __atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); spins++) {
-		if (spins > 64) sched_yield();
+	int spins = 0;
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+			if (++spins > 64) sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+			else __builtin_ia32_pause();
+#endif
+		}
 	}
 }
 static void cdec_unlock(int32_t* l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }

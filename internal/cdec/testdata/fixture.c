@@ -15,6 +15,8 @@
 //                           OUT_OF_RESOURCES, and report it all as type 201
 //   echo                    report the whole current buffer as type 202
 //   threadrec T COUNT SEED  as rec, from a new thread
+//   parrec T COUNT SEED N   N threads at once, thread i: "isa 4096+4i 0 64",
+//                           then "rec T COUNT SEED+i" (N <= 16)
 //   fail S                  stop parsing and return status S
 //   bench W I               W wave callbacks of I instructions each (benchmarks)
 //   huge T                  type T claiming 2^40 records over a 64-byte buffer
@@ -224,6 +226,28 @@ static void* thread_main(void* p) {
 	return NULL;
 }
 
+static void* par_main(void* p) {
+	thread_arg* a = p;
+	for (int r = 0; r < 50; r++) { // many callbacks, so that they overlap
+		query_isa(a->c, 4096 + 4 * (a->seed % 16), 0, 64);
+		emit_known(a->c, a->t, a->count, a->seed, 0);
+	}
+	return NULL;
+}
+
+static int parrec(ctx_t* c, int t, uint64_t count, uint64_t seed, uint64_t n) {
+	pthread_t th[16];
+	thread_arg ta[16];
+	if (n > 16) return BADDATA;
+	for (uint64_t i = 0; i < n; i++) {
+		thread_arg x = {c, t, count, seed + i};
+		ta[i] = x;
+		pthread_create(&th[i], NULL, par_main, &ta[i]);
+	}
+	for (uint64_t i = 0; i < n; i++) pthread_join(th[i], NULL);
+	return OK;
+}
+
 static int bench(ctx_t* c, uint64_t waves, uint64_t insts) {
 	uint8_t w[64];
 	uint8_t* in = calloc(insts ? insts : 1, 32);
@@ -289,7 +313,8 @@ static int run(ctx_t* c, const uint8_t* data, uint64_t size) {
 			thread_arg ta = {c, (int)a, b, d};
 			pthread_create(&th, NULL, thread_main, &ta);
 			pthread_join(th, NULL);
-		} else if (!strcmp(cmd, "fail")) status = (int)a;
+		} else if (!strcmp(cmd, "parrec")) status = parrec(c, (int)a, b, d, e);
+		else if (!strcmp(cmd, "fail")) status = (int)a;
 		else if (!strcmp(cmd, "bench")) status = bench(c, a, b);
 		else status = BADDATA;
 	}
