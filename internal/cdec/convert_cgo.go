@@ -261,7 +261,8 @@ func (s *session) convertRaw(t wire.RecordType, data unsafe.Pointer, count uint6
 const parallelMin = 1 << 16
 
 // inParts runs f over [0, n): at once for a small n, else in up to four
-// parts on as many goroutines.
+// parts on as many goroutines. A panic in a part is raised again in the
+// caller, whose recover turns it into an error.
 func inParts(n int, f func(lo, hi int)) {
 	parts := min(runtime.GOMAXPROCS(0), 4)
 	if n < parallelMin || parts < 2 {
@@ -269,11 +270,25 @@ func inParts(n int, f func(lo, hi int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var once sync.Once
+	var failure any
 	for k := 1; k < parts; k++ {
-		wg.Go(func() { f(n*k/parts, n*(k+1)/parts) })
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					once.Do(func() { failure = r })
+				}
+			}()
+			f(n*k/parts, n*(k+1)/parts)
+		})
 	}
+	defer func() {
+		wg.Wait()
+		if failure != nil {
+			panic(failure)
+		}
+	}()
 	f(0, n/parts)
-	wg.Wait()
 }
 
 // grow returns s with length n, reusing its capacity. A larger slice is

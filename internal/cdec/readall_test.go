@@ -104,3 +104,36 @@ func TestReadAllC(t *testing.T) {
 		t.Errorf("os.File: %d bytes (err %v)", len(got), err)
 	}
 }
+
+// TestInParts checks that every index is visited once and that a panic in
+// any part reaches the caller.
+func TestInParts(t *testing.T) {
+	for _, n := range []int{0, 1, parallelMin - 1, parallelMin, 3*parallelMin + 7} {
+		seen := make([]int32, n)
+		inParts(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				seen[i]++
+			}
+		})
+		for i, c := range seen {
+			if c != 1 {
+				t.Fatalf("n=%d: index %d visited %d times", n, i, c)
+			}
+		}
+	}
+	n := 4 * parallelMin
+	for _, bad := range []int{0, n - 1} {
+		func() {
+			defer func() {
+				if r := recover(); r != "boom" {
+					t.Errorf("panic at %d: recovered %v", bad, r)
+				}
+			}()
+			inParts(n, func(lo, hi int) {
+				if lo <= bad && bad < hi {
+					panic("boom")
+				}
+			})
+		}()
+	}
+}
