@@ -26,6 +26,11 @@ _Static_assert(sizeof(cdec_dispatch) == 80, "dispatch");
 _Static_assert(sizeof(cdec_marker) == 104, "marker");
 _Static_assert(offsetof(cdec_marker, name) == 56, "marker.name");
 _Static_assert(offsetof(cdec_dispatch, entry_point) == 64, "dispatch.entry_point");
+// What every library callback touches is two cache lines (session.h).
+_Static_assert(sizeof(((cdec_session*)0)->p) == 64, "session: producer line");
+_Static_assert(offsetof(cdec_session, layout) == 64 && sizeof(cdec_layout) == 64, "session: layout line");
+_Static_assert(sizeof(cdec_isa_entry) == 64, "ISA cache entry: one line");
+_Static_assert(sizeof(cdec_item) % 8 == 0, "ring item header keeps 8-byte alignment");
 
 // dlopen and dlerror in one call, so the error belongs to this thread.
 static uintptr_t cdec_dlopen(const char* path, char* err, size_t errlen) {

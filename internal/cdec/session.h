@@ -1,6 +1,6 @@
 // The C side of one decode (a cdec_session), included only by cdec_cgo.go.
 //
-// The library's parse call runs on a C thread of its own (cdec_run), never
+// The library's parse call runs on a C thread of its own (cdec_parse_main), never
 // on a Go thread: its trace callback copies each batch, with the wave
 // arrays and marker strings it points to, into a ring of chunks, and the Go
 // side converts and emits the batches of a full chunk while the library
@@ -23,8 +23,6 @@
 #include "cdec.h"
 
 enum { CDEC_OK = 0, CDEC_ERROR = 1, CDEC_OOR = 2, CDEC_INVAL = 3 };
-
-
 
 // What Go knows of record type t (0 <= t < CDEC_TYPES): the struct size (0
 // for an unknown type), whether the struct starts with its own u64 size
