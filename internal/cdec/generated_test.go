@@ -198,7 +198,8 @@ func cpuTime() time.Duration {
 
 // BenchmarkFixture measures the binding's own cost: the fixture library
 // makes wave callbacks (64 instructions each) as fast as C can, so the time
-// is the cgo callback, the record conversion and the copies. Compare with
+// is the copy into the session's ring, the hand-over to Go and the record
+// conversion. Compare with
 // scripts/bench-cdec run on the same fixture script.
 func BenchmarkFixture(b *testing.B) {
 	lib := buildFixture(b, b.TempDir(), "fixture.so")
