@@ -302,3 +302,41 @@ func (e *emitter) realtime(r []wire.Realtime) error {
 	e.b = wire.Batch{Type: wire.TypeRealtime, Realtime: r}
 	return e.send()
 }
+
+// occPool holds the occupancy records pending until a flush, as both the
+// gfx9 and the RDNA decoders pool them.
+type occPool struct {
+	occ      []wire.Occupancy
+	occFront []wire.Occupancy // synthetic starts, to go before occ, latest first
+	occBatch []wire.Occupancy
+}
+
+// due reports whether the pending records are to be flushed: in a
+// double-buffered capture at the generation's flush point (trigger) once
+// occupancyDBFlush are pending, otherwise once limit (PoolLimit) are.
+func (p *occPool) due(doubleBuffer, trigger bool, limit int) bool {
+	n := len(p.occ) + len(p.occFront)
+	return doubleBuffer && trigger && n >= occupancyDBFlush || !doubleBuffer && n >= limit
+}
+
+// flush delivers the pending records, the synthetic starts first.
+func (p *occPool) flush(em *emitter, code *codeTables) error {
+	batch := p.occ
+	if len(p.occFront) > 0 {
+		batch = p.occBatch[:0]
+		for i := len(p.occFront) - 1; i >= 0; i-- {
+			batch = append(batch, p.occFront[i])
+		}
+		batch = append(batch, p.occ...)
+		p.occBatch = batch
+	}
+	// Delayed attribution (2.1.3) of every record still unattributed, ends
+	// included (an occupancy-only wave may end before a late load), as
+	// AMD's library does.
+	for i := range batch {
+		batch[i].PC = code.late(batch[i].PC)
+	}
+	err := em.occupancy(batch)
+	p.occ, p.occFront = p.occ[:0], p.occFront[:0]
+	return err
+}

@@ -166,14 +166,13 @@ type gfx9 struct {
 	free       []*wave
 	phase      int64
 	running    [2048]occSlot
-	occ        []wire.Occupancy
-	occFront   []wire.Occupancy // synthetic starts, to go before occ, latest first
-	occBatch   []wire.Occupancy
 	sd         []wire.ShaderData
 	realtime   []wire.Realtime
 	perf       []wire.PerfEvent
 	perfKeys   [64]perfKey
 	packetLost bool
+
+	occPool // occupancy records pending until a flush
 }
 
 func newGFX9(ctx context.Context, ps *parseState, br *bufio.Reader, h uint64) *gfx9 {
@@ -457,33 +456,13 @@ func (g *gfx9) waveStart(t token, now int64) error {
 // capture, as the library does, at a WAVE_END with 65536 or more pending
 // (2.2.6), which already bounds them; otherwise when PoolLimit is reached.
 func (g *gfx9) occFull(waveEnd bool) error {
-	n := len(g.occ) + len(g.occFront)
-	if g.doubleBuffer && waveEnd && n >= occupancyDBFlush || !g.doubleBuffer && n >= g.ps.limit {
+	if g.due(g.doubleBuffer, waveEnd, g.ps.limit) {
 		return g.flushOcc()
 	}
 	return nil
 }
 
-func (g *gfx9) flushOcc() error {
-	batch := g.occ
-	if len(g.occFront) > 0 {
-		batch = g.occBatch[:0]
-		for i := len(g.occFront) - 1; i >= 0; i-- {
-			batch = append(batch, g.occFront[i])
-		}
-		batch = append(batch, g.occ...)
-		g.occBatch = batch
-	}
-	// Delayed attribution (2.1.3) of every record still unattributed, ends
-	// included (an occupancy-only wave may end before a late load), as
-	// AMD's library does.
-	for i := range batch {
-		batch[i].PC = g.regs.code.late(batch[i].PC)
-	}
-	err := g.em.occupancy(batch)
-	g.occ, g.occFront = g.occ[:0], g.occFront[:0]
-	return err
-}
+func (g *gfx9) flushOcc() error { return g.occPool.flush(g.em, &g.regs.code) }
 
 func (g *gfx9) waveEnd(t token, now int64) error {
 	v := t.v

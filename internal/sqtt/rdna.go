@@ -90,13 +90,12 @@ type rdna struct {
 	free       []*rwave
 	running    [256]*occTable
 	saved      map[int]wire.PC
-	occ        []wire.Occupancy
-	occFront   []wire.Occupancy // synthetic starts, to go before occ, latest first
-	occBatch   []wire.Occupancy
 	sd         []wire.ShaderData
 	realtime   []wire.Realtime
 	other      []wire.OtherSIMD
 	packetLost bool
+
+	occPool // occupancy records pending until a flush
 }
 
 func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdna {
@@ -796,30 +795,13 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 // as the library does, after a wave start once 65536 are pending (2.3.6
 // step 5); otherwise when PoolLimit is reached.
 func (r *rdna) occFull(start bool) error {
-	n := len(r.occ) + len(r.occFront)
-	if r.doubleBuffer && start && n >= occupancyDBFlush || !r.doubleBuffer && n >= r.ps.limit {
+	if r.due(r.doubleBuffer, start, r.ps.limit) {
 		return r.flushOcc()
 	}
 	return nil
 }
 
-func (r *rdna) flushOcc() error {
-	batch := r.occ
-	if len(r.occFront) > 0 {
-		batch = r.occBatch[:0]
-		for i := len(r.occFront) - 1; i >= 0; i-- {
-			batch = append(batch, r.occFront[i])
-		}
-		batch = append(batch, r.occ...)
-		r.occBatch = batch
-	}
-	for i := range batch {
-		batch[i].PC = r.regs.code.late(batch[i].PC)
-	}
-	err := r.em.occupancy(batch)
-	r.occ, r.occFront = r.occ[:0], r.occFront[:0]
-	return err
-}
+func (r *rdna) flushOcc() error { return r.occPool.flush(r.em, &r.regs.code) }
 
 func (r *rdna) waveEnd(t rdnaTok) error {
 	v, now := t.v, t.t
