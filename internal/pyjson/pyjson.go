@@ -246,33 +246,8 @@ func AppendString(dst []byte, s string) []byte {
 			i++
 			continue
 		}
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-			i++
-			continue
-		case '\\':
-			dst = append(dst, '\\', '\\')
-			i++
-			continue
-		case '\n':
-			dst = append(dst, '\\', 'n')
-			i++
-			continue
-		case '\r':
-			dst = append(dst, '\\', 'r')
-			i++
-			continue
-		case '\t':
-			dst = append(dst, '\\', 't')
-			i++
-			continue
-		case '\b':
-			dst = append(dst, '\\', 'b')
-			i++
-			continue
-		case '\f':
-			dst = append(dst, '\\', 'f')
+		if e := shortEscape(c); e != 0 {
+			dst = append(dst, '\\', e)
 			i++
 			continue
 		}
@@ -287,6 +262,26 @@ func AppendString(dst []byte, s string) []byte {
 		dst = appendU(dst, r)
 	}
 	return append(dst, '"')
+}
+
+// shortEscape returns the letter of c's two-character escape (\" \\ \n \r
+// \t \b \f), or 0 if c has none.
+func shortEscape(c byte) byte {
+	switch c {
+	case '"', '\\':
+		return c
+	case '\n':
+		return 'n'
+	case '\r':
+		return 'r'
+	case '\t':
+		return 't'
+	case '\b':
+		return 'b'
+	case '\f':
+		return 'f'
+	}
+	return 0
 }
 
 func appendU(dst []byte, r rune) []byte {
