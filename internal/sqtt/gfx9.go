@@ -684,17 +684,7 @@ func (g *gfx9) instPC(t token) error {
 	if w == nil || len(w.pcInfos) == 0 || w.trap != trapRestored {
 		return nil
 	}
-	p := 0
-	for i := len(w.pcInfos) - 1; i >= 0; i-- {
-		if w.pcInfos[i].pc != (wire.PC{}) {
-			p = i + 1
-			break
-		}
-	}
-	if p == len(w.pcInfos) {
-		w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.insts)})
-	}
-	w.pcInfos[p].pc = g.regs.code.translate((t.v >> 16) * 4)
+	w.setPC(g.regs.code.translate((t.v >> 16) * 4))
 	return nil
 }
 

@@ -631,17 +631,7 @@ func (r *rdna) newPC(w *rwave, t int64, addr uint64) {
 	if len(w.pcInfos) == 0 || w.trap != trapRestored {
 		return
 	}
-	p := 0
-	for i := len(w.pcInfos) - 1; i >= 0; i-- {
-		if w.pcInfos[i].pc != (wire.PC{}) {
-			p = i + 1
-			break
-		}
-	}
-	if p == len(w.pcInfos) {
-		w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.insts)})
-	}
-	w.pcInfos[p].pc = r.regs.code.translate(addr)
+	w.setPC(r.regs.code.translate(addr))
 }
 
 // complete ends a wave at token time t (2.3.6).

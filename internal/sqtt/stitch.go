@@ -67,6 +67,23 @@ func (w *wave) addTimeline(s wire.WaveStateType, d int64) {
 	w.timeline = append(w.timeline, wire.WaveState{Type: s, Duration: int32(d)})
 }
 
+// setPC applies the PC of an INST_PC (gfx9) or NEW_PC (RDNA) token: it
+// goes to the pc_info after the last one with a PC, a new one for the next
+// instruction when there is none.
+func (w *wave) setPC(pc wire.PC) {
+	p := 0
+	for i := len(w.pcInfos) - 1; i >= 0; i-- {
+		if w.pcInfos[i].pc != (wire.PC{}) {
+			p = i + 1
+			break
+		}
+	}
+	if p == len(w.pcInfos) {
+		w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.insts)})
+	}
+	w.pcInfos[p].pc = pc
+}
+
 // retranslate attributes the wave's unattributed PCs through the "from
 // start" table (2.1.3).
 func (w *wave) retranslate(t *codeTables) {
