@@ -127,50 +127,45 @@ func AppendWave(dst []byte, se, n int, wv *wire.Wave, line func(wire.PC) int64) 
 	dst = strconv.AppendInt(dst, wv.BeginTime, 10)
 	dst = append(dst, ",\n    \"end\": "...)
 	dst = strconv.AppendInt(dst, wv.EndTime, 10)
-	dst = append(dst, ",\n    \"instructions\": "...)
-	if len(wv.Instructions) == 0 {
-		dst = append(dst, "[]"...)
-	} else {
-		dst = append(dst, '[')
-		for i := range wv.Instructions {
-			in := &wv.Instructions[i]
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, "\n      [\n        "...)
-			dst = strconv.AppendInt(dst, in.Time, 10)
-			dst = append(dst, ",\n        "...)
-			dst = strconv.AppendUint(dst, uint64(in.Category), 10)
-			dst = append(dst, ",\n        "...)
-			dst = strconv.AppendUint(dst, uint64(in.Stall), 10)
-			dst = append(dst, ",\n        "...)
-			dst = strconv.AppendInt(dst, int64(in.Duration), 10)
-			dst = append(dst, ",\n        "...)
-			dst = strconv.AppendInt(dst, line(in.PC), 10)
-			dst = append(dst, "\n      ]"...)
-		}
-		dst = append(dst, "\n    ]"...)
+	dst = append(dst, ",\n    \"instructions\": ["...)
+	for i := range wv.Instructions {
+		in := &wv.Instructions[i]
+		dst = appendRow(dst, i, in.Time, int64(in.Category), int64(in.Stall), int64(in.Duration), line(in.PC))
 	}
-	dst = append(dst, ",\n    \"timeline\": "...)
-	if len(wv.Timeline) == 0 {
-		dst = append(dst, "[]"...)
-	} else {
-		dst = append(dst, '[')
-		for i, s := range wv.Timeline {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, "\n      [\n        "...)
-			dst = strconv.AppendInt(dst, int64(s.Type), 10)
-			dst = append(dst, ",\n        "...)
-			dst = strconv.AppendInt(dst, int64(s.Duration), 10)
-			dst = append(dst, "\n      ]"...)
-		}
-		dst = append(dst, "\n    ]"...)
+	dst = endRows(dst, len(wv.Instructions))
+	dst = append(dst, ",\n    \"timeline\": ["...)
+	for i, s := range wv.Timeline {
+		dst = appendRow(dst, i, int64(s.Type), int64(s.Duration))
 	}
+	dst = endRows(dst, len(wv.Timeline))
 	dst = append(dst, ",\n    \"waitcnt\": []\n  },\n  \"num_stitched\": "...)
 	dst = strconv.AppendInt(dst, int64(len(wv.Instructions)), 10)
 	dst = append(dst, ",\n  \"num_insts\": "...)
 	dst = strconv.AppendInt(dst, int64(len(wv.Instructions)), 10)
 	return append(dst, "\n}"...)
+}
+
+// appendRow appends row i of a wave file's list (instructions or timeline),
+// a list of integers one level below the list, after a comma unless i is 0.
+func appendRow(dst []byte, i int, vals ...int64) []byte {
+	if i > 0 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, "\n      ["...)
+	for f, v := range vals {
+		if f > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, "\n        "...)
+		dst = strconv.AppendInt(dst, v, 10)
+	}
+	return append(dst, "\n      ]"...)
+}
+
+// endRows closes a wave file's list of n rows: "[]" when it is empty.
+func endRows(dst []byte, n int) []byte {
+	if n == 0 {
+		return append(dst, ']')
+	}
+	return append(dst, "\n    ]"...)
 }
