@@ -264,3 +264,64 @@ func kernelProgram(cfg *Config, r *rng) (kernelSet, error) {
 	prog, err := loadProgram(p, entries, funcs)
 	return kernelSet{prog: prog, kernels: ks, entries: entries, isa: p}, err
 }
+
+// coInfo is a code object of a generated trace: its id, load address and
+// size.
+type coInfo struct {
+	id, base, size uint64
+}
+
+// coLayout is the code objects of a generated trace, in the order the
+// kernels first name them.
+type coLayout []coInfo
+
+// layoutCodeObjects places the code objects of the kernels ks: with
+// Instrument, the i-th at cfg.LoadAddress + i<<32 (else at 0), each as large
+// as the program's lines and the index's ranges in it, rounded up to 4 KiB.
+func layoutCodeObjects(cfg *Config, ks []Kernel, prog *program) coLayout {
+	var cos coLayout
+	for _, k := range ks {
+		if cos.find(k.CodeObjectID) < 0 {
+			cos = append(cos, coInfo{id: k.CodeObjectID})
+		}
+	}
+	for i := range cos {
+		c := &cos[i]
+		if cfg.Instrument {
+			c.base = cfg.LoadAddress + uint64(i)<<32
+		}
+		for _, l := range prog.lines {
+			if l.pc.CodeObjectID == c.id {
+				c.size = max(c.size, l.pc.Address+l.size)
+			}
+		}
+		if cfg.Index != nil {
+			for _, o := range cfg.Index.Objects {
+				if o.ID == c.id {
+					for _, r := range o.Ranges {
+						c.size = max(c.size, r.End)
+					}
+				}
+			}
+		}
+		c.size = (c.size + 4095) &^ 4095
+	}
+	return cos
+}
+
+func (cos coLayout) find(id uint64) int {
+	for i, c := range cos {
+		if c.id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// base is the load address of code object id (0 for an unknown one).
+func (cos coLayout) base(id uint64) uint64 {
+	if i := cos.find(id); i >= 0 {
+		return cos[i].base
+	}
+	return 0
+}

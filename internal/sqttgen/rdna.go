@@ -278,7 +278,7 @@ type rgen struct {
 	e       *renc
 	m       *rmodel
 	kernels []kinfo
-	cos     []coInfo
+	cos     coLayout
 	h       actorHeap
 	slots   int
 	closing bool
@@ -356,34 +356,7 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 			}
 		}
 	}
-	coIdx := map[uint64]int{}
-	for _, k := range ks {
-		if _, ok := coIdx[k.CodeObjectID]; !ok {
-			coIdx[k.CodeObjectID] = len(g.cos)
-			g.cos = append(g.cos, coInfo{id: k.CodeObjectID})
-		}
-	}
-	for i := range g.cos {
-		c := &g.cos[i]
-		if cfg.Instrument {
-			c.base = cfg.LoadAddress + uint64(i)<<32
-		}
-		for _, l := range prog.lines {
-			if l.pc.CodeObjectID == c.id {
-				c.size = max(c.size, l.pc.Address+l.size)
-			}
-		}
-		if cfg.Index != nil {
-			for _, o := range cfg.Index.Objects {
-				if o.ID == c.id {
-					for _, r := range o.Ranges {
-						c.size = max(c.size, r.End)
-					}
-				}
-			}
-		}
-		c.size = (c.size + 4095) &^ 4095
-	}
+	g.cos = layoutCodeObjects(&g.cfg, ks, prog)
 	for i, k := range ks {
 		e := prog.at[entries[i]]
 		a := e
@@ -396,8 +369,7 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 		if prog.lines[e].dist < 0 {
 			return nil, fmt.Errorf("kernel entry %#x: no s_endpgm is reachable", k.Entry)
 		}
-		co := g.cos[coIdx[k.CodeObjectID]]
-		g.kernels = append(g.kernels, kinfo{entry: e, pc: entries[i], gpu: co.base + k.Entry,
+		g.kernels = append(g.kernels, kinfo{entry: e, pc: entries[i], gpu: g.cos.base(k.CodeObjectID) + k.Entry,
 			me: uint8(1 - i/4), pipe: uint8(i % 4)})
 	}
 	g.codes = rdCodeLists(g.gen)
@@ -823,7 +795,7 @@ func (g *rgen) slotEvent(a *ractor, ev *rev) {
 		g.stats.Instructions++
 	case seNewPC:
 		l := g.prog.lines[ev.line].pc
-		e.newPC(ev.t, a.wid, g.base(l.CodeObjectID)+l.Address)
+		e.newPC(ev.t, a.wid, g.cos.base(l.CodeObjectID)+l.Address)
 	case seSData:
 		g.sdataTok(ev.t, a.sa, a.wgp, a.simd, a.wid)
 	case seCtx:
@@ -833,15 +805,6 @@ func (g *rgen) slotEvent(a *ractor, ev *rev) {
 		e.waveEnd(ev.t, a.sa, a.wgp, a.simd, a.wid, pc())
 		a.w = nil
 	}
-}
-
-func (g *rgen) base(id uint64) uint64 {
-	for _, c := range g.cos {
-		if c.id == id {
-			return c.base
-		}
-	}
-	return 0
 }
 
 // plan fills the slot's queue with the tokens of its next step.

@@ -35,10 +35,6 @@ type kinfo struct {
 	me, pipe uint8
 }
 
-type coInfo struct {
-	id, base, size uint64
-}
-
 // Event kinds of a slot actor's queue.
 const (
 	evStart = iota
@@ -131,7 +127,7 @@ type gen struct {
 	r       rng
 	prog    *program
 	kernels []kinfo
-	cos     []coInfo
+	cos     coLayout
 	actors  []*actor
 	bySIMD  [4][]*actor // slot actors per SIMD (MergeIssues)
 	cal     calendar
@@ -176,35 +172,7 @@ func newSegment(w io.Writer, cfg Config, seg int, last bool) (*gen, error) {
 	}
 	prog, ks, entries, p := ks0.prog, ks0.kernels, ks0.entries, ks0.isa
 	g.prog = prog
-	// Code objects and their load addresses.
-	coIdx := map[uint64]int{}
-	for _, k := range ks {
-		if _, ok := coIdx[k.CodeObjectID]; !ok {
-			coIdx[k.CodeObjectID] = len(g.cos)
-			g.cos = append(g.cos, coInfo{id: k.CodeObjectID})
-		}
-	}
-	for i := range g.cos {
-		c := &g.cos[i]
-		if cfg.Instrument {
-			c.base = g.cfg.LoadAddress + uint64(i)<<32
-		}
-		for _, l := range prog.lines {
-			if l.pc.CodeObjectID == c.id {
-				c.size = max(c.size, l.pc.Address+l.size)
-			}
-		}
-		if cfg.Index != nil {
-			for _, o := range cfg.Index.Objects {
-				if o.ID == c.id {
-					for _, r := range o.Ranges {
-						c.size = max(c.size, r.End)
-					}
-				}
-			}
-		}
-		c.size = (c.size + 4095) &^ 4095
-	}
+	g.cos = layoutCodeObjects(&g.cfg, ks, prog)
 	for i, k := range ks {
 		e := prog.at[entries[i]]
 		l := &prog.lines[e]
@@ -214,8 +182,7 @@ func newSegment(w io.Writer, cfg Config, seg int, last bool) (*gen, error) {
 		if l.dist < 0 {
 			return nil, fmt.Errorf("kernel entry %#x: no s_endpgm is reachable", k.Entry)
 		}
-		co := g.cos[coIdx[k.CodeObjectID]]
-		g.kernels = append(g.kernels, kinfo{entry: e, pc: entries[i], gpu: co.base + k.Entry,
+		g.kernels = append(g.kernels, kinfo{entry: e, pc: entries[i], gpu: g.cos.base(k.CodeObjectID) + k.Entry,
 			me: uint8(1 - i/4), pipe: uint8(i % 4)})
 	}
 	if cfg.Emit != nil {
@@ -239,15 +206,6 @@ func newSegment(w io.Writer, cfg Config, seg int, last bool) (*gen, error) {
 		g.r = rng{s: (cfg.Seed ^ 0x5eed5eed5eed5eed) + uint64(seg)*0x9e3779b97f4a7c15*7}
 	}
 	return g, nil
-}
-
-func (g *gen) base(id uint64) uint64 {
-	for _, c := range g.cos {
-		if c.id == id {
-			return c.base
-		}
-	}
-	return 0
 }
 
 func (g *gen) run() (Stats, error) {
@@ -693,7 +651,7 @@ func (g *gen) stepContextSwitch(a *actor) {
 		}
 		e.inst(d, uint64(p.simd), uint64(p.slot), instPC)
 		pc := pr.lines[w.cur].pc
-		e.instPC(0, uint64(p.simd), uint64(p.slot), g.base(pc.CodeObjectID)+pc.Address)
+		e.instPC(0, uint64(p.simd), uint64(p.slot), g.cos.base(pc.CodeObjectID)+pc.Address)
 		w.anchor = true
 		w.ready = max(w.ready, c.t+4*int64(g.r.rangeIn(1, 4)))
 	}
@@ -812,7 +770,7 @@ func (g *gen) stepSlot(a *actor) {
 		e.inst(d, simd, slot, uint64(ev.typ))
 	case evInstPC:
 		pc := g.prog.lines[ev.line].pc
-		e.instPC(d, simd, slot, g.base(pc.CodeObjectID)+pc.Address)
+		e.instPC(d, simd, slot, g.cos.base(pc.CodeObjectID)+pc.Address)
 	case evSData:
 		e.shaderData(d, 0, uint64(g.cfg.TargetCU), simd, slot, ev.data)
 	case evEnd:
