@@ -200,6 +200,31 @@ type parseState struct {
 	old            bool // Decoder.Compat016
 }
 
+// gfxipOnce delivers the GFXIP record, once per parse call.
+func (ps *parseState) gfxipOnce(v int) error {
+	if ps.sentGFXIP {
+		return nil
+	}
+	ps.sentGFXIP = true
+	return ps.em.gfxip(v)
+}
+
+// lostAndFreq delivers what closes a buffer's records on every
+// generation: INFO DATA_LOST when a packet was lost, and the realtime
+// frequency once per parse call when the trace announced one.
+func (ps *parseState) lostAndFreq(packetLost bool, rtFreq uint64) error {
+	if packetLost {
+		if err := ps.em.infoRec(wire.InfoDataLost); err != nil {
+			return err
+		}
+	}
+	if rtFreq != 0 && !ps.sentRTFreq {
+		ps.sentRTFreq = true
+		return ps.em.rtFrequency(rtFreq)
+	}
+	return nil
+}
+
 // emitter delivers records through the Emit callback, one wire.Batch per
 // library callback, reusing the batch.
 type emitter struct {
@@ -237,12 +262,11 @@ func (e *emitter) infoRec(v wire.Info) error {
 	return e.send()
 }
 
-func (e *emitter) eventRec(ev wire.Event) error {
+func (e *emitter) eventRec(typ wire.EventType, t int64, me, pipe uint8, flags uint16, payload uint64) error {
 	if e.old {
 		return e.err
 	}
-	ev.Size = 40
-	e.event[0] = ev
+	e.event[0] = wire.Event{Size: 40, Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload}
 	e.b = wire.Batch{Type: wire.TypeEvent, Events: e.event[:]}
 	return e.send()
 }

@@ -191,11 +191,8 @@ func newGFX9(ctx context.Context, ps *parseState, br *bufio.Reader, h uint64) *g
 
 // run decodes the buffer and delivers its records.
 func (g *gfx9) run() error {
-	if !g.ps.sentGFXIP {
-		g.ps.sentGFXIP = true
-		if err := g.em.gfxip(9); err != nil {
-			return err
-		}
+	if err := g.ps.gfxipOnce(9); err != nil {
+		return err
 	}
 	if err := g.refill(); err != nil {
 		return err
@@ -358,21 +355,17 @@ func (g *gfx9) timeReset() {
 	}
 }
 
-func (g *gfx9) event(typ wire.EventType, now int64, me, pipe uint8, flags uint16, payload uint64) error {
-	return g.em.eventRec(wire.Event{Time: now, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload})
-}
-
 func (g *gfx9) misc(t token, now int64) error {
 	switch (t.v >> 13) & 7 {
 	case miscTimeReset:
 		g.timeReset()
 	case miscPacketLost:
 		g.packetLost = true
-		return g.event(wire.EventPacketLoss, now, 0, 0, 0, 0)
+		return g.em.eventRec(wire.EventPacketLoss, now, 0, 0, 0, 0)
 	case miscTTStallBegin:
-		return g.event(wire.EventTTStallBegin, now, 0, 0, 0, 0)
+		return g.em.eventRec(wire.EventTTStallBegin, now, 0, 0, 0, 0)
 	case miscTTStallEnd:
-		return g.event(wire.EventTTStallEnd, now, 0, 0, 0, 0)
+		return g.em.eventRec(wire.EventTTStallEnd, now, 0, 0, 0, 0)
 	case miscSaveContext:
 		for s := range g.waves {
 			for _, w := range g.waves[s] {
@@ -381,7 +374,7 @@ func (g *gfx9) misc(t token, now int64) error {
 				}
 			}
 		}
-		return g.event(wire.EventSaveContext, now, 0, 0, 0, 0)
+		return g.em.eventRec(wire.EventSaveContext, now, 0, 0, 0, 0)
 	}
 	return nil
 }
@@ -697,7 +690,7 @@ func (g *gfx9) regCS(v uint64, now int64) error {
 		d.Time = now
 		return g.em.dispatchRec(*d)
 	case flush:
-		return g.event(wire.EventCSPartialFlush, now, me, pipe, 0, 0)
+		return g.em.eventRec(wire.EventCSPartialFlush, now, me, pipe, 0, 0)
 	}
 	return nil
 }
@@ -716,7 +709,7 @@ func (g *gfx9) reg(v uint64, now int64) error {
 	case regUserData2:
 		ev, changed := g.regs.userData2(data, me, pipe)
 		if ev != nil {
-			return g.event(ev.typ, now, me, pipe, 0x1, uint64(uint32(ev.id)))
+			return g.em.eventRec(ev.typ, now, me, pipe, 0x1, uint64(uint32(ev.id)))
 		}
 		if changed {
 			g.reprocessPerf()
@@ -871,16 +864,8 @@ func (g *gfx9) endOfBuffer() error {
 			}
 		}
 	}
-	if g.packetLost {
-		if err := g.em.infoRec(wire.InfoDataLost); err != nil {
-			return err
-		}
-	}
-	if f := g.regs.rtFreq; f != 0 && !g.ps.sentRTFreq {
-		g.ps.sentRTFreq = true
-		if err := g.em.rtFrequency(f); err != nil {
-			return err
-		}
+	if err := g.ps.lostAndFreq(g.packetLost, g.regs.rtFreq); err != nil {
+		return err
 	}
 	return g.em.perf(g.perf)
 }

@@ -126,11 +126,8 @@ func (r *rdna) setInsts() {
 
 // run decodes the buffer and delivers its records.
 func (r *rdna) run() error {
-	if !r.ps.sentGFXIP {
-		r.ps.sentGFXIP = true
-		if err := r.em.gfxip(r.gen); err != nil {
-			return err
-		}
+	if err := r.ps.gfxipOnce(r.gen); err != nil {
+		return err
 	}
 	if err := r.read(); err != nil {
 		return err
@@ -344,11 +341,7 @@ func (r *rdna) lossAt(t int64) (bool, error) {
 
 func (r *rdna) packetLoss(t int64) error {
 	r.packetLost = true
-	return r.event(wire.EventPacketLoss, t, 0, 0, 0, 0)
-}
-
-func (r *rdna) event(typ wire.EventType, t int64, me, pipe uint8, flags uint16, payload uint64) error {
-	return r.em.eventRec(wire.Event{Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload})
+	return r.em.eventRec(wire.EventPacketLoss, t, 0, 0, 0, 0)
 }
 
 // handle is the parser: it applies one delivered token (2.3.6).
@@ -822,7 +815,7 @@ func (r *rdna) waveEnd(t rdnaTok) error {
 
 func (r *rdna) misc(t rdnaTok) error {
 	f := t.v >> 16 & 0xFF
-	ev := func(typ wire.EventType) error { return r.event(typ, t.t, 0, 0, 0, 0) }
+	ev := func(typ wire.EventType) error { return r.em.eventRec(typ, t.t, 0, 0, 0, 0) }
 	if f&1 != 0 {
 		if r.version <= 2 {
 			if err := r.packetLoss(t.t); err != nil {
@@ -880,7 +873,7 @@ func (r *rdna) reg(t rdnaTok) error {
 	}
 	if (!cs || r.version <= 2) && addr == regUserData2 {
 		if ev, _ := r.regs.userData2(data, me, pipe); ev != nil {
-			return r.event(ev.typ, t.t, me, pipe, 0, uint64(uint32(ev.id)))
+			return r.em.eventRec(ev.typ, t.t, me, pipe, 0, uint64(uint32(ev.id)))
 		}
 	}
 	return nil
@@ -905,7 +898,7 @@ func (r *rdna) eventTok(t rdnaTok) error {
 	if v>>11&1 != 0 {
 		flags |= 2
 	}
-	return r.event(typ, t.t, uint8(v>>14&1), uint8(v>>16&3), flags, 0)
+	return r.em.eventRec(typ, t.t, uint8(v>>14&1), uint8(v>>16&3), flags, 0)
 }
 
 func (r *rdna) shaderData(t rdnaTok) error {
@@ -985,16 +978,7 @@ func (r *rdna) endOfBuffer() error {
 		}
 		r.slots[s] = nil
 	}
-	if r.packetLost {
-		if err := r.em.infoRec(wire.InfoDataLost); err != nil {
-			return err
-		}
-	}
-	if f := r.regs.rtFreq; f != 0 && !r.ps.sentRTFreq {
-		r.ps.sentRTFreq = true
-		return r.em.rtFrequency(f)
-	}
-	return nil
+	return r.ps.lostAndFreq(r.packetLost, r.regs.rtFreq)
 }
 
 // otherSIMD delivers a batch of INST_OTHER_SIMD records.
