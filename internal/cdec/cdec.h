@@ -45,6 +45,19 @@ typedef struct {
 } cdec_marker;
 typedef struct { uint64_t size; uint32_t major; uint32_t minor; uint32_t patch; } cdec_version;
 
+// One batch in a chunk of the session's ring (session.h): this header,
+// then the records (8-byte aligned), then the wave arrays or marker strings
+// the copied records now point to.
+typedef struct {
+	int32_t type;
+	uint32_t pad;
+	uint64_t raw;   // GFXIP: the callback's pointer value
+	uint64_t count; // the callback's record count
+	uint64_t elem;  // the records' stride, chosen by cdec_push; 0 when none were copied
+	void* data;     // the copied records; NULL when none (NULL from the library, or an unknown layout)
+	uint64_t next;  // bytes from this header to the next one
+} cdec_item;
+
 // The library's entry points, NULL when not exported.
 typedef struct {
 	void* parse_data;

@@ -786,7 +786,7 @@ func (s *session) consume() (err error) {
 			if err := s.ctx.Err(); err != nil {
 				return err
 			}
-			if err := s.convert(int32(it._type), it.data, uint64(it.raw), uint64(it.count)); err != nil {
+			if err := s.convert(it); err != nil {
 				return err
 			}
 			if err := s.emit(&s.batch); err != nil {

@@ -43,26 +43,21 @@ func badBatch(t wire.RecordType, format string, args ...any) error {
 	return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: implausible %s batch: %s", t, fmt.Sprintf(format, args...))
 }
 
-// stride returns the distance between records of a type whose struct starts
-// with its own u64 size: that size when the library's struct is larger than
-// ours (a newer library appended fields), else ours.
-func stride(data unsafe.Pointer, known uintptr) uintptr {
-	sz := *(*uint64)(data)
-	if sz > uint64(known) && sz <= maxRawElemSize && sz%8 == 0 {
-		return uintptr(sz)
-	}
-	return known
-}
-
-// convert fills s.batch from one trace callback. GFXIP arrives as the
-// pointer value (raw); a NULL pointer or zero count is an empty batch, as in
-// upstream's Python layer.
-func (s *session) convert(typ int32, data unsafe.Pointer, raw, count uint64) error {
+// convert fills s.batch from one batch the parse thread copied (it) out of
+// a trace callback. GFXIP arrives as the pointer value (raw); a NULL
+// pointer or zero count is an empty batch, as in upstream's Python layer.
+// The parse thread has bounded the counts and sizes and chosen the
+// records' stride (cdec_push): a larger stride for a type whose struct
+// starts with its own size means a newer library appended fields; for an
+// unknown type it is that leading size, and no data means the layout was
+// unknowable (only the count is carried).
+func (s *session) convert(it *C.cdec_item) error {
 	b := &s.batch
-	t := wire.RecordType(uint32(typ)) // a negative id becomes a large unknown one
+	t := wire.RecordType(uint32(it._type)) // a negative id becomes a large unknown one
 	b.Reset(t)
+	data, count := it.data, uint64(it.count)
 	if t == wire.TypeGFXIP {
-		b.GFXIP = raw
+		b.GFXIP = uint64(it.raw)
 		return nil
 	}
 	if data == nil || count == 0 {
@@ -74,20 +69,12 @@ func (s *session) convert(typ int32, data unsafe.Pointer, raw, count uint64) err
 		}
 		return nil
 	}
-	if count > maxRecordsPerBatch {
-		return badBatch(t, "%d records", count)
-	}
-	n := int(count)
+	n, es := int(count), uintptr(it.elem)
 	if !t.Known() {
-		return s.convertRaw(t, data, count)
-	}
-	es := elemSize[t]
-	switch t {
-	case wire.TypeEvent, wire.TypeDispatch, wire.TypeMarker, wire.TypeInstOtherSIMD:
-		es = stride(data, es)
-	}
-	if uint64(es)*count > maxBatchBytes {
-		return badBatch(t, "%d records of %d bytes", count, es)
+		b.Raw.Count = count
+		b.Raw.ElemSize = uint64(es)
+		b.Raw.Data = append(b.Raw.Data[:0], unsafe.Slice((*byte)(data), n*int(es))...)
+		return nil
 	}
 	at := func(i int) unsafe.Pointer { return unsafe.Add(data, uintptr(i)*es) }
 	switch t {
@@ -125,9 +112,7 @@ func (s *session) convert(typ int32, data unsafe.Pointer, raw, count uint64) err
 		b.Waves = grow(b.Waves, n)
 		src := unsafe.Slice((*C.cdec_wave)(data), n)
 		for i := range b.Waves {
-			if err := convertWave(&b.Waves[i], &src[i]); err != nil {
-				return err
-			}
+			convertWave(&b.Waves[i], &src[i])
 		}
 	case wire.TypeRealtime:
 		b.Realtime = grow(b.Realtime, n)
@@ -195,16 +180,13 @@ func shaderData(c *C.cdec_shaderdata) wire.ShaderData {
 }
 
 // convertWave copies one wave and its arrays, reusing w's slices.
-func convertWave(w *wire.Wave, c *C.cdec_wave) error {
+func convertWave(w *wire.Wave, c *C.cdec_wave) {
 	nt, ni := uint64(c.timeline_size), uint64(c.instructions_size)
 	if c.timeline == nil {
 		nt = 0
 	}
 	if c.instructions == nil {
 		ni = 0
-	}
-	if nt > maxRecordsPerBatch || ni > maxRecordsPerBatch {
-		return badBatch(wire.TypeWave, "wave with %d timeline states and %d instructions", nt, ni)
 	}
 	tl, in := w.Timeline[:0], w.Instructions[:0]
 	*w = wire.Wave{CU: uint8(c.cu), SIMD: uint8(c.simd), WaveID: uint8(c.wave_id),
@@ -233,25 +215,6 @@ func convertWave(w *wire.Wave, c *C.cdec_wave) error {
 		}
 	}
 	w.Timeline, w.Instructions = tl, in
-	return nil
-}
-
-// convertRaw carries a record type this package does not know. Every
-// record type added since 0.1.6 (event, dispatch, marker, other-SIMD, the
-// hidden-latency record) starts with its own u64 struct size, so when the
-// first u64 is a plausible struct size (8..4096, a multiple of 8) it is
-// taken as the element size and count records are copied. Otherwise the
-// layout is unknowable: the batch carries the count, ElemSize 0 and no data.
-func (s *session) convertRaw(t wire.RecordType, data unsafe.Pointer, count uint64) error {
-	b := &s.batch
-	b.Raw.Count = count
-	sz := *(*uint64)(data)
-	if sz < minRawElemSize || sz > maxRawElemSize || sz%8 != 0 || sz*count > maxBatchBytes {
-		return nil
-	}
-	b.Raw.ElemSize = sz
-	b.Raw.Data = append(b.Raw.Data[:0], unsafe.Slice((*byte)(data), int(sz*count))...)
-	return nil
 }
 
 // parallelMin is the batch size from which inParts splits the conversion:

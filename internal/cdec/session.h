@@ -40,16 +40,6 @@ typedef struct {
 	uint16_t min_elem, max_elem;
 } __attribute__((aligned(64))) cdec_layout;
 
-// One batch in a chunk: this header, then the records (8-byte aligned), then
-// the wave arrays or marker strings the copied records now point to.
-typedef struct {
-	int32_t type;
-	uint32_t pad;
-	uint64_t raw;   // GFXIP: the callback's pointer value
-	uint64_t count; // the callback's record count
-	void* data;     // the copied records; NULL when none (NULL from the library, or an unknown layout)
-	uint64_t next;  // bytes from this header to the next one
-} cdec_item;
 
 // Why a session failed, first cause only.
 enum {
@@ -251,7 +241,7 @@ static uint8_t* cdec_reserve(cdec_session* s, uint64_t n) {
 		return p;
 	}
 	if (s->p.len > 0 && !cdec_seal(s)) {
-		cdec_fail(s, CDEC_FAIL_GO, 0, 0, 0);
+		cdec_fail_go(s); // the consumer stopped: its error is in Go
 		return NULL;
 	}
 	if (s->p.buf == NULL || s->p.cap < n) {
@@ -343,6 +333,7 @@ static int cdec_push(cdec_session* s, int type, void* data, uint64_t count) {
 	}
 	uint8_t* recs = p + sizeof h;
 	h.data = recs;
+	h.elem = es;
 	memcpy(p, &h, sizeof h);
 	memcpy(recs, data, es * count);
 	uint8_t* tail = recs + cdec_round8(es * count);
