@@ -88,10 +88,7 @@ func (h Header) Word() uint64 {
 // takes the token's 1-bit time delta d (0 or 1, adding 4*d cycles) and
 // reports the token, at its time, to the model when there is one.
 type enc struct {
-	buf   []byte
-	w     io.Writer
-	err   error
-	n     int64 // bytes handed to w
+	byteOut
 	clock int64
 	m     *model
 
@@ -107,24 +104,36 @@ type enc struct {
 	resetAt int64
 }
 
-const flushAt = 1 << 20
-
-func newEnc(w io.Writer, m *model) *enc {
-	return &enc{w: w, m: m, buf: make([]byte, 0, flushAt+64)}
+// byteOut is the byte output of the gfx9 and RDNA encoders: the encoders
+// append to buf and flush it to w (a nil w only counts the bytes) once it
+// holds flushAt bytes.
+type byteOut struct {
+	buf []byte
+	w   io.Writer
+	err error
+	n   int64 // bytes handed to w
 }
 
-// Offset returns the number of bytes written so far.
-func (e *enc) offset() int64 { return e.n + int64(len(e.buf)) }
+const flushAt = 1 << 20
 
-func (e *enc) flush() error {
-	if e.err == nil && len(e.buf) > 0 {
-		if e.w != nil {
-			_, e.err = e.w.Write(e.buf)
+func newByteOut(w io.Writer) byteOut { return byteOut{w: w, buf: make([]byte, 0, flushAt+64)} }
+
+// offset returns the number of bytes written so far.
+func (o *byteOut) offset() int64 { return o.n + int64(len(o.buf)) }
+
+func (o *byteOut) flush() error {
+	if o.err == nil && len(o.buf) > 0 {
+		if o.w != nil {
+			_, o.err = o.w.Write(o.buf)
 		}
-		e.n += int64(len(e.buf))
+		o.n += int64(len(o.buf))
 	}
-	e.buf = e.buf[:0]
-	return e.err
+	o.buf = o.buf[:0]
+	return o.err
+}
+
+func newEnc(w io.Writer, m *model) *enc {
+	return &enc{byteOut: newByteOut(w), m: m}
 }
 
 func (e *enc) put(v uint64, nbytes int) {

@@ -139,15 +139,12 @@ type rtok struct {
 // boundaries, bit i of the stream is bit i%8 of byte i/8) and keeps the
 // reader's clock.
 type renc struct {
-	gen   int
-	spec  *[rtCount]rdSpec
-	r     *rng
-	w     io.Writer
-	buf   []byte
+	gen  int
+	spec *[rtCount]rdSpec
+	r    *rng
+	byteOut
 	acc   uint64
 	nacc  uint
-	n     int64
-	err   error
 	clock int64
 	m     *rmodel
 	toks  int64
@@ -181,7 +178,7 @@ type rpend struct {
 }
 
 func newREnc(gen int, w io.Writer, m *rmodel, r *rng) *renc {
-	return &renc{gen: gen, spec: rdSpecs(gen), r: r, w: w, m: m, buf: make([]byte, 0, flushAt+64), w64: -1}
+	return &renc{gen: gen, spec: rdSpecs(gen), r: r, byteOut: newByteOut(w), m: m, w64: -1}
 }
 
 // rnd returns a number in [0, n) for fields the parser ignores, or 0 when
@@ -206,19 +203,6 @@ func (e *renc) rnd64() uint64 {
 		return 0
 	}
 	return e.r.next()
-}
-
-func (e *renc) offset() int64 { return e.n + int64(len(e.buf)) }
-
-func (e *renc) flush() error {
-	if e.err == nil && len(e.buf) > 0 {
-		if e.w != nil {
-			_, e.err = e.w.Write(e.buf)
-		}
-		e.n += int64(len(e.buf))
-	}
-	e.buf = e.buf[:0]
-	return e.err
 }
 
 // bits appends the n low bits of v to the stream.
