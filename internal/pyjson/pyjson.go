@@ -28,9 +28,25 @@ type Appender interface {
 	AppendPyJSON(dst []byte, level int) []byte
 }
 
-// Newline ends a line and indents the next one to level, as this package's
-// layout does between members and elements; Appenders use it.
-func Newline(dst []byte, level int) []byte { return newline(dst, level) }
+// AppendList appends a list of n elements between open and end ('[' and
+// ']', or '{' and '}') in this package's layout: elem(dst, i) writes element
+// i on a line of its own at level+1, and end stands on a line at level; an
+// empty list is "[]" or "{}". Appenders use it.
+func AppendList(dst []byte, open, end byte, n, level int, elem func(dst []byte, i int) []byte) []byte {
+	if n == 0 {
+		return append(dst, open, end)
+	}
+	dst = append(dst, open)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = newline(dst, level+1)
+		dst = elem(dst, i)
+	}
+	dst = newline(dst, level)
+	return append(dst, end)
+}
 
 // Member is one key and value of an Object.
 type Member struct {
@@ -125,49 +141,19 @@ func appendValue(dst []byte, v any, level int) []byte {
 	case string:
 		return AppendString(dst, x)
 	case Object:
-		if len(x) == 0 {
-			return append(dst, "{}"...)
-		}
-		dst = append(dst, '{')
-		for i, m := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = newline(dst, level+1)
-			dst = AppendString(dst, m.Key)
+		return AppendList(dst, '{', '}', len(x), level, func(dst []byte, i int) []byte {
+			dst = AppendString(dst, x[i].Key)
 			dst = append(dst, ':', ' ')
-			dst = appendValue(dst, m.Value, level+1)
-		}
-		dst = newline(dst, level)
-		return append(dst, '}')
+			return appendValue(dst, x[i].Value, level+1)
+		})
 	case []any:
-		if len(x) == 0 {
-			return append(dst, "[]"...)
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = newline(dst, level+1)
-			dst = appendValue(dst, e, level+1)
-		}
-		dst = newline(dst, level)
-		return append(dst, ']')
+		return AppendList(dst, '[', ']', len(x), level, func(dst []byte, i int) []byte {
+			return appendValue(dst, x[i], level+1)
+		})
 	case []int64:
-		if len(x) == 0 {
-			return append(dst, "[]"...)
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = newline(dst, level+1)
-			dst = strconv.AppendInt(dst, e, 10)
-		}
-		dst = newline(dst, level)
-		return append(dst, ']')
+		return AppendList(dst, '[', ']', len(x), level, func(dst []byte, i int) []byte {
+			return strconv.AppendInt(dst, x[i], 10)
+		})
 	case json.RawMessage:
 		val, err := Decode(x)
 		if err != nil {
@@ -178,19 +164,10 @@ func appendValue(dst []byte, v any, level int) []byte {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Slice, reflect.Array:
-		if rv.Len() == 0 { // nil slices too: Python has no nil list
-			return append(dst, "[]"...)
-		}
-		dst = append(dst, '[')
-		for i := 0; i < rv.Len(); i++ {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = newline(dst, level+1)
-			dst = appendValue(dst, rv.Index(i).Interface(), level+1)
-		}
-		dst = newline(dst, level)
-		return append(dst, ']')
+		// A nil slice is "[]" too: Python has no nil list.
+		return AppendList(dst, '[', ']', rv.Len(), level, func(dst []byte, i int) []byte {
+			return appendValue(dst, rv.Index(i).Interface(), level+1)
+		})
 	case reflect.Map:
 		if rv.Type().Key().Kind() != reflect.String {
 			break

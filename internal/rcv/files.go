@@ -333,29 +333,13 @@ type occupancyRows struct {
 
 // AppendPyJSON implements pyjson.Appender.
 func (r occupancyRows) AppendPyJSON(dst []byte, level int) []byte {
-	if len(r.occ) == 0 {
-		return append(dst, "[]"...)
-	}
-	dst = append(dst, '[')
-	for k := range r.occ {
+	return pyjson.AppendList(dst, '[', ']', len(r.occ), level, func(dst []byte, k int) []byte {
 		o := &r.occ[k]
-		if k > 0 {
-			dst = append(dst, ',')
-		}
-		dst = pyjson.Newline(dst, level+1)
-		dst = append(dst, '[')
-		for f, v := range [...]uint64{o.Time, uint64(o.CU), uint64(o.SIMD), uint64(o.WaveID), b2u(o.Start),
+		row := [...]uint64{o.Time, uint64(o.CU), uint64(o.SIMD), uint64(o.WaveID), b2u(o.Start),
 			uint64(r.kernel[k]), uint64(o.MEID), uint64(o.PipeID), b2u(o.IsExt),
-			uint64(o.WorkgroupID), uint64(o.ClusterID)} {
-			if f > 0 {
-				dst = append(dst, ',')
-			}
-			dst = pyjson.Newline(dst, level+2)
-			dst = strconv.AppendUint(dst, v, 10)
-		}
-		dst = pyjson.Newline(dst, level+1)
-		dst = append(dst, ']')
-	}
-	dst = pyjson.Newline(dst, level)
-	return append(dst, ']')
+			uint64(o.WorkgroupID), uint64(o.ClusterID)}
+		return pyjson.AppendList(dst, '[', ']', len(row), level+1, func(dst []byte, f int) []byte {
+			return strconv.AppendUint(dst, row[f], 10)
+		})
+	})
 }
