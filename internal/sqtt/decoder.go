@@ -238,6 +238,15 @@ type emitter struct {
 	old   bool // 0.1.6 records: no events or dispatches, 0.1.6 layouts
 }
 
+// batch delivers b, a batch of n records; an empty one is not delivered.
+func (e *emitter) batch(n int, b wire.Batch) error {
+	if n == 0 {
+		return e.err
+	}
+	e.b = b
+	return e.send()
+}
+
 func (e *emitter) send() error {
 	if e.err != nil {
 		return e.err
@@ -291,40 +300,24 @@ func (e *emitter) waveRec(w wire.Wave) error {
 }
 
 func (e *emitter) occupancy(o []wire.Occupancy) error {
-	if len(o) == 0 {
-		return e.err
-	}
 	if e.old {
 		for i := range o {
 			o[i].SetWord(o[i].Word() & 1)
 		}
 	}
-	e.b = wire.Batch{Type: wire.TypeOccupancy, Occupancy: o}
-	return e.send()
+	return e.batch(len(o), wire.Batch{Type: wire.TypeOccupancy, Occupancy: o})
 }
 
 func (e *emitter) perf(p []wire.PerfEvent) error {
-	if len(p) == 0 {
-		return e.err
-	}
-	e.b = wire.Batch{Type: wire.TypePerfEvent, PerfEvents: p}
-	return e.send()
+	return e.batch(len(p), wire.Batch{Type: wire.TypePerfEvent, PerfEvents: p})
 }
 
 func (e *emitter) shaderData(s []wire.ShaderData) error {
-	if len(s) == 0 {
-		return e.err
-	}
-	e.b = wire.Batch{Type: wire.TypeShaderData, ShaderData: s}
-	return e.send()
+	return e.batch(len(s), wire.Batch{Type: wire.TypeShaderData, ShaderData: s})
 }
 
 func (e *emitter) realtime(r []wire.Realtime) error {
-	if len(r) == 0 {
-		return e.err
-	}
-	e.b = wire.Batch{Type: wire.TypeRealtime, Realtime: r}
-	return e.send()
+	return e.batch(len(r), wire.Batch{Type: wire.TypeRealtime, Realtime: r})
 }
 
 // occPool holds the occupancy records pending until a flush, as both the

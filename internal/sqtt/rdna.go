@@ -983,9 +983,5 @@ func (r *rdna) endOfBuffer() error {
 
 // otherSIMD delivers a batch of INST_OTHER_SIMD records.
 func (e *emitter) otherSIMD(o []wire.OtherSIMD) error {
-	if len(o) == 0 {
-		return e.err
-	}
-	e.b = wire.Batch{Type: wire.TypeInstOtherSIMD, OtherSIMD: o}
-	return e.send()
+	return e.batch(len(o), wire.Batch{Type: wire.TypeInstOtherSIMD, OtherSIMD: o})
 }
