@@ -145,22 +145,24 @@ type rdnaInst struct {
 
 type instTable [256]rdnaInst
 
-func (t *instTable) set(cat wire.InstCategory, first int, cycles ...uint16) {
+// fill sets codes first, first+1, ... to m with the given cycles.
+func (t *instTable) fill(m rdnaInst, first int, cycles ...uint16) {
 	for i, c := range cycles {
-		t[first+i] = rdnaInst{cat: cat, cycles: c}
+		m.cycles = c
+		t[first+i] = m
 	}
+}
+
+func (t *instTable) set(cat wire.InstCategory, first int, cycles ...uint16) {
+	t.fill(rdnaInst{cat: cat}, first, cycles...)
 }
 
 func (t *instTable) setDP(cat wire.InstCategory, first int, cycles ...uint16) {
-	for i, c := range cycles {
-		t[first+i] = rdnaInst{cat: cat, cycles: c, dp: true}
-	}
+	t.fill(rdnaInst{cat: cat, dp: true}, first, cycles...)
 }
 
 func (t *instTable) setOther(cat wire.InstCategory, first int, cycles ...uint16) {
-	for i, c := range cycles {
-		t[first+i] = rdnaInst{cat: cat, cycles: c, other: true}
-	}
+	t.fill(rdnaInst{cat: cat, other: true}, first, cycles...)
 }
 
 // ramp returns from, from+1, ..., to.
