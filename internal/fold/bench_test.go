@@ -56,25 +56,21 @@ func cpuTime() time.Duration {
 // BenchmarkAddWave folds waves of about 10 000 instructions; the goal is at
 // least 20 million instructions per second on one core.
 func BenchmarkAddWave(b *testing.B) {
-	w := benchWave(512, 38)
-	f := New(benchIndex(512))
-	b.ReportAllocs()
-	n := 0
-	cpu0 := cpuTime()
-	for b.Loop() {
-		f.AddWave(w)
-		n += len(w.Instructions)
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "instructions/s")
-	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds(), "instructions/cpu-s")
+	w := benchAddWave(b, benchIndex(512))
 	b.ReportMetric(float64(len(w.Instructions)), "instructions/op")
 }
 
 // BenchmarkAddWaveNoIndex: every PC is new to the fold at first, and the
 // fold builds its entries from the trace.
 func BenchmarkAddWaveNoIndex(b *testing.B) {
+	benchAddWave(b, nil)
+}
+
+// benchAddWave folds benchWave(512, 38) into a fold over ix until b stops,
+// reports instructions per second and per CPU second, and returns the wave.
+func benchAddWave(b *testing.B, ix *wire.Index) *wire.Wave {
 	w := benchWave(512, 38)
-	f := New(nil)
+	f := New(ix)
 	b.ReportAllocs()
 	n := 0
 	cpu0 := cpuTime()
@@ -84,4 +80,5 @@ func BenchmarkAddWaveNoIndex(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "instructions/s")
 	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds(), "instructions/cpu-s")
+	return w
 }
