@@ -254,6 +254,20 @@ func compareBatches(t *testing.T, got, want []wire.Batch) {
 	}
 }
 
+// bothAPIs runs f as two subtests: on the fixture with the V2 handle API
+// and on its V1-only build (parse_data).
+func bothAPIs(t *testing.T, f func(t *testing.T, d *Decoder)) {
+	for _, v1 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
+			var defines []string
+			if v1 {
+				defines = append(defines, "-DFIXTURE_V1_ONLY")
+			}
+			f(t, loadFixture(t, defines...))
+		})
+	}
+}
+
 // mapISA is a Provider over a map.
 type mapISA map[wire.PC]struct {
 	text string
@@ -513,27 +527,20 @@ isa 4116 0 16
 		{StatusInvalidArgument, StatusInvalidArgument, 0, "", 1},
 		{StatusOutOfResources, StatusSuccess, 12, "s_cbranch_scc0 65534 ; ü", 2},
 	}
-	for _, v1 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
-			var defines []string
-			if v1 {
-				defines = append(defines, "-DFIXTURE_V1_ONLY")
+	bothAPIs(t, func(t *testing.T, d *Decoder) {
+		var c collector
+		if err := d.Decode(context.Background(), strings.NewReader(script), provider, c.emit); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.batches) != len(want) {
+			t.Fatalf("got %d reports, want %d", len(c.batches), len(want))
+		}
+		for i, b := range c.batches {
+			if got := parseISAEcho(t, b); got != want[i] {
+				t.Errorf("query %d: got %+v, want %+v", i, got, want[i])
 			}
-			d := loadFixture(t, defines...)
-			var c collector
-			if err := d.Decode(context.Background(), strings.NewReader(script), provider, c.emit); err != nil {
-				t.Fatal(err)
-			}
-			if len(c.batches) != len(want) {
-				t.Fatalf("got %d reports, want %d", len(c.batches), len(want))
-			}
-			for i, b := range c.batches {
-				if got := parseISAEcho(t, b); got != want[i] {
-					t.Errorf("query %d: got %+v, want %+v", i, got, want[i])
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // countingISA counts the provider's questions per PC.
@@ -573,35 +580,28 @@ func TestISACache(t *testing.T) {
 			isaEcho{StatusInvalidArgument, StatusInvalidArgument, 0, "", 1},
 		)
 	}
-	for _, v1 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
-			var defines []string
-			if v1 {
-				defines = append(defines, "-DFIXTURE_V1_ONLY")
+	bothAPIs(t, func(t *testing.T, d *Decoder) {
+		for run := range 2 { // each parse has its own cache
+			p := &countingISA{mapISA: base, calls: map[wire.PC]int{}}
+			var c collector
+			if err := d.Decode(context.Background(), strings.NewReader(script.String()), p, c.emit); err != nil {
+				t.Fatal(err)
 			}
-			d := loadFixture(t, defines...)
-			for run := range 2 { // each parse has its own cache
-				p := &countingISA{mapISA: base, calls: map[wire.PC]int{}}
-				var c collector
-				if err := d.Decode(context.Background(), strings.NewReader(script.String()), p, c.emit); err != nil {
-					t.Fatal(err)
-				}
-				if len(c.batches) != len(want) {
-					t.Fatalf("run %d: got %d reports, want %d", run, len(c.batches), len(want))
-				}
-				for i, b := range c.batches {
-					if got := parseISAEcho(t, b); got != want[i] {
-						t.Errorf("run %d query %d: got %+v, want %+v", run, i, got, want[i])
-					}
-				}
-				wantCalls := map[wire.PC]int{{Address: 0x1000}: 1, {Address: 0x1004}: 1, {Address: 0x1008}: 1,
-					{Address: 0x1010, CodeObjectID: 3}: 1, {Address: 0x1010}: 1}
-				if !reflect.DeepEqual(p.calls, wantCalls) {
-					t.Errorf("run %d: provider questions %v, want one per PC %v", run, p.calls, wantCalls)
+			if len(c.batches) != len(want) {
+				t.Fatalf("run %d: got %d reports, want %d", run, len(c.batches), len(want))
+			}
+			for i, b := range c.batches {
+				if got := parseISAEcho(t, b); got != want[i] {
+					t.Errorf("run %d query %d: got %+v, want %+v", run, i, got, want[i])
 				}
 			}
-		})
-	}
+			wantCalls := map[wire.PC]int{{Address: 0x1000}: 1, {Address: 0x1004}: 1, {Address: 0x1008}: 1,
+				{Address: 0x1010, CodeObjectID: 3}: 1, {Address: 0x1010}: 1}
+			if !reflect.DeepEqual(p.calls, wantCalls) {
+				t.Errorf("run %d: provider questions %v, want one per PC %v", run, p.calls, wantCalls)
+			}
+		}
+	})
 }
 
 // echoes returns the buffers the fixture's "echo" command reported.
@@ -630,62 +630,48 @@ func TestDataCallbackChunks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	chunks := [][]byte{randomChunk(rng, 1000), randomChunk(rng, 1<<20), nil, randomChunk(rng, 3)}
 	want := [][]byte{chunks[0], chunks[1], chunks[3]} // an empty buffer is skipped
-	for _, v1 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
-			var defines []string
-			if v1 {
-				defines = append(defines, "-DFIXTURE_V1_ONLY")
+	bothAPIs(t, func(t *testing.T, d *Decoder) {
+		var c collector
+		if err := d.DecodeBuffers(context.Background(), chunks, noISA, c.emit); err != nil {
+			t.Fatal(err)
+		}
+		got := echoes(t, c.batches)
+		if len(got) != len(want) {
+			t.Fatalf("got %d buffers, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Errorf("buffer %d: %d bytes arrived, want %d identical bytes", i, len(got[i]), len(want[i]))
 			}
-			d := loadFixture(t, defines...)
-			var c collector
-			if err := d.DecodeBuffers(context.Background(), chunks, noISA, c.emit); err != nil {
-				t.Fatal(err)
-			}
-			got := echoes(t, c.batches)
-			if len(got) != len(want) {
-				t.Fatalf("got %d buffers, want %d", len(got), len(want))
-			}
-			for i := range want {
-				if !bytes.Equal(got[i], want[i]) {
-					t.Errorf("buffer %d: %d bytes arrived, want %d identical bytes", i, len(got[i]), len(want[i]))
-				}
-			}
-			// A single buffer through Decode arrives whole too.
-			c = collector{}
-			if err := d.Decode(context.Background(), bytes.NewReader(chunks[1]), noISA, c.emit); err != nil {
-				t.Fatal(err)
-			}
-			if got := echoes(t, c.batches); len(got) != 1 || !bytes.Equal(got[0], chunks[1]) {
-				t.Errorf("Decode: the buffer did not arrive intact")
-			}
-		})
-	}
+		}
+		// A single buffer through Decode arrives whole too.
+		c = collector{}
+		if err := d.Decode(context.Background(), bytes.NewReader(chunks[1]), noISA, c.emit); err != nil {
+			t.Fatal(err)
+		}
+		if got := echoes(t, c.batches); len(got) != 1 || !bytes.Equal(got[0], chunks[1]) {
+			t.Errorf("Decode: the buffer did not arrive intact")
+		}
+	})
 }
 
 func TestErrorStatusMidParse(t *testing.T) {
-	for _, v1 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("v1=%v", v1), func(t *testing.T) {
-			var defines []string
-			if v1 {
-				defines = append(defines, "-DFIXTURE_V1_ONLY")
-			}
-			d := loadFixture(t, defines...)
-			var c collector
-			err := d.DecodeBuffers(context.Background(),
-				[][]byte{[]byte("rec 6 2 1\nfail 4\nrec 6 1 2\n"), []byte("echo\n")}, noISA, c.emit)
-			if err == nil || cli.CodeOf(err) != cli.ExitFormat || !strings.Contains(err.Error(), "FIXTURE_INVALID_SHADER_DATA") {
-				t.Fatalf("got error %v (exit %d), want the library's INVALID_SHADER_DATA text and exit 3", err, cli.CodeOf(err))
-			}
-			compareBatches(t, c.batches, []wire.Batch{expect(wire.TypeShaderData, 2, 1, 0)})
+	bothAPIs(t, func(t *testing.T, d *Decoder) {
+		var c collector
+		err := d.DecodeBuffers(context.Background(),
+			[][]byte{[]byte("rec 6 2 1\nfail 4\nrec 6 1 2\n"), []byte("echo\n")}, noISA, c.emit)
+		if err == nil || cli.CodeOf(err) != cli.ExitFormat || !strings.Contains(err.Error(), "FIXTURE_INVALID_SHADER_DATA") {
+			t.Fatalf("got error %v (exit %d), want the library's INVALID_SHADER_DATA text and exit 3", err, cli.CodeOf(err))
+		}
+		compareBatches(t, c.batches, []wire.Batch{expect(wire.TypeShaderData, 2, 1, 0)})
 
-			c = collector{}
-			err = d.Decode(context.Background(), strings.NewReader("gfxip 11\nfail 1\n"), noISA, c.emit)
-			if cli.CodeOf(err) != cli.ExitFailed || !strings.Contains(err.Error(), "FIXTURE_ERROR") {
-				t.Fatalf("got %v, want FIXTURE_ERROR with exit 1", err)
-			}
-			compareBatches(t, c.batches, []wire.Batch{{Type: wire.TypeGFXIP, GFXIP: 11}})
-		})
-	}
+		c = collector{}
+		err = d.Decode(context.Background(), strings.NewReader("gfxip 11\nfail 1\n"), noISA, c.emit)
+		if cli.CodeOf(err) != cli.ExitFailed || !strings.Contains(err.Error(), "FIXTURE_ERROR") {
+			t.Fatalf("got %v, want FIXTURE_ERROR with exit 1", err)
+		}
+		compareBatches(t, c.batches, []wire.Batch{{Type: wire.TypeGFXIP, GFXIP: 11}})
+	})
 }
 
 // TestImplausibleSizes checks that counts from C are bounded before any
