@@ -244,16 +244,27 @@ func (g *gfx9) refill() error {
 		g.off += int64(g.pos)
 		g.pos = 0
 	}
-	_, err := g.br.Peek(8)
+	buf, eof, err := peekAll(g.br, 8)
+	if err != nil {
+		return err
+	}
+	g.buf, g.eof = buf, g.eof || eof
+	return nil
+}
+
+// peekAll makes at least n bytes of br available, or all that remain, and
+// returns the bytes br holds and whether they are the last.
+func peekAll(br *bufio.Reader, n int) (buf []byte, eof bool, err error) {
+	_, err = br.Peek(n)
 	switch {
 	case err == nil || errors.Is(err, bufio.ErrBufferFull):
 	case errors.Is(err, io.EOF):
-		g.eof = true
+		eof = true
 	default:
-		return err
+		return nil, false, err
 	}
-	g.buf, _ = g.br.Peek(g.br.Buffered())
-	return nil
+	buf, _ = br.Peek(br.Buffered())
+	return buf, eof, nil
 }
 
 // read returns the next token of the stream. At the end, a token cut short

@@ -15,8 +15,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"errors"
-	"io"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -148,15 +146,11 @@ func (r *rdna) refill() error {
 		r.br.Discard(i)
 		r.bufOff += int64(i)
 	}
-	_, err := r.br.Peek(32)
-	switch {
-	case err == nil || errors.Is(err, bufio.ErrBufferFull):
-	case errors.Is(err, io.EOF):
-		r.eof = true
-	default:
+	buf, eof, err := peekAll(r.br, 32)
+	if err != nil {
 		return err
 	}
-	r.buf, _ = r.br.Peek(r.br.Buffered())
+	r.buf, r.eof = buf, r.eof || eof
 	return nil
 }
 
