@@ -31,7 +31,6 @@ func name(env *cli.Env, f *flags) error {
 	for _, p := range f.Paths {
 		if p != "-" {
 			paths = append(paths, p)
-			continue
 		}
 	}
 	if len(f.Paths) == 0 || len(paths) < len(f.Paths) {
