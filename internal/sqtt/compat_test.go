@@ -17,16 +17,7 @@ import (
 // decode016 decodes with Compat016.
 func decode016(t *testing.T, data []byte, p *table) []wire.Batch {
 	t.Helper()
-	var out []wire.Batch
-	var prov isa.Provider
-	if p != nil {
-		prov = p
-	}
-	d := &Decoder{Compat016: true}
-	err := d.Decode(context.Background(), bytes.NewReader(data), prov, func(b *wire.Batch) error {
-		out = append(out, cloneBatch(b))
-		return nil
-	})
+	out, err := decodeWith(&Decoder{Compat016: true}, data, provider(p), cloneBatch)
 	if err != nil {
 		t.Fatal(err)
 	}

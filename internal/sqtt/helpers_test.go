@@ -73,17 +73,39 @@ func cloneBatch(b *wire.Batch) wire.Batch {
 	return c
 }
 
+// cloneAll is cloneBatch with the other-SIMD records too.
+func cloneAll(b *wire.Batch) wire.Batch {
+	c := cloneBatch(b)
+	c.OtherSIMD = append(c.OtherSIMD, b.OtherSIMD...)
+	return c
+}
+
 // decode runs the native decoder over data and returns copies of every
 // batch.
 func decode(t testing.TB, data []byte, p *table) ([]wire.Batch, error) {
 	t.Helper()
-	var out []wire.Batch
-	var prov isa.Provider
-	if p != nil {
-		prov = p
+	return decodeWith(New(), data, provider(p), cloneBatch)
+}
+
+// decodeAll is decode with the other-SIMD records kept too.
+func decodeAll(t testing.TB, data []byte, p *table) ([]wire.Batch, error) {
+	t.Helper()
+	return decodeWith(New(), data, provider(p), cloneAll)
+}
+
+// provider is p as an isa.Provider, nil when p is.
+func provider(p *table) isa.Provider {
+	if p == nil {
+		return nil
 	}
-	err := New().Decode(context.Background(), bytes.NewReader(data), prov, func(b *wire.Batch) error {
-		out = append(out, cloneBatch(b))
+	return p
+}
+
+// decodeWith runs d over data and returns clone's copy of every batch.
+func decodeWith(d *Decoder, data []byte, prov isa.Provider, clone func(*wire.Batch) wire.Batch) ([]wire.Batch, error) {
+	var out []wire.Batch
+	err := d.Decode(context.Background(), bytes.NewReader(data), prov, func(b *wire.Batch) error {
+		out = append(out, clone(b))
 		return nil
 	})
 	return out, err

@@ -2,7 +2,6 @@ package sqtt
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,23 +10,6 @@ import (
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-// decodeAll is decode with the other-SIMD records kept too.
-func decodeAll(t testing.TB, data []byte, p *table) ([]wire.Batch, error) {
-	t.Helper()
-	var out []wire.Batch
-	var prov isa.Provider
-	if p != nil {
-		prov = p
-	}
-	err := New().Decode(context.Background(), bytes.NewReader(data), prov, func(b *wire.Batch) error {
-		c := cloneBatch(b)
-		c.OtherSIMD = append(c.OtherSIMD, b.OtherSIMD...)
-		out = append(out, c)
-		return nil
-	})
-	return out, err
-}
 
 // Appendix B.3 of sqtt-format.md: gfx12.
 const vectorB3 = `
@@ -179,13 +161,7 @@ func TestRDNAGeneratedTraces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []wire.Batch
-		err = New().Decode(context.Background(), bytes.NewReader(data), isa.NewTable(ix), func(b *wire.Batch) error {
-			c := cloneBatch(b)
-			c.OtherSIMD = append(c.OtherSIMD, b.OtherSIMD...)
-			got = append(got, c)
-			return nil
-		})
+		got, err := decodeWith(New(), data, isa.NewTable(ix), cloneAll)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,9 +173,7 @@ func TestRDNAGeneratedTraces(t *testing.T) {
 		rd := wire.NewReader(f, tc.gen+".rec")
 		for rd.Scan() {
 			if rd.Kind() == wire.KindBatch {
-				c := cloneBatch(rd.Batch())
-				c.OtherSIMD = append(c.OtherSIMD, rd.Batch().OtherSIMD...)
-				want = append(want, c)
+				want = append(want, cloneAll(rd.Batch()))
 			}
 		}
 		f.Close()
