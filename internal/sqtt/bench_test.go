@@ -189,11 +189,20 @@ func cpuTime() time.Duration {
 // needs about the same heap. (Pooled records are bounded by PoolLimit,
 // lowered here so that the pools do not hide growth elsewhere.)
 func TestMemoryBounded(t *testing.T) {
+	checkMemoryBounded(t, func(rounds int) []byte {
+		data, _ := synthTrace(rounds, 100)
+		return data
+	})
+}
+
+// checkMemoryBounded decodes trace(40) and trace(400), with PoolLimit 4096,
+// and fails when the larger one needs more than 1 MB more heap.
+func checkMemoryBounded(t *testing.T, trace func(rounds int) []byte) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
 	peak := func(rounds int) uint64 {
-		data, _ := synthTrace(rounds, 100)
+		data := trace(rounds)
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"reflect"
-	"runtime"
 	"testing"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -457,35 +456,10 @@ func TestRDNALostWaveStart(t *testing.T) {
 // Memory does not grow with the trace length (more waves, same waves in
 // flight).
 func TestRDNAMemoryBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow")
-	}
-	peak := func(rounds int) uint64 {
+	checkMemoryBounded(t, func(rounds int) []byte {
 		data, _ := rdnaSynthTrace(12, rounds, 100)
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		base := ms.HeapAlloc
-		var top uint64
-		n := 0
-		d := &Decoder{PoolLimit: 4096}
-		err := d.Decode(context.Background(), bytes.NewReader(data), newTable(0, loopISA...), func(b *wire.Batch) error {
-			if n++; n%64 == 0 {
-				runtime.ReadMemStats(&ms)
-				top = max(top, ms.HeapAlloc-min(base, ms.HeapAlloc))
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return top
-	}
-	small, large := peak(40), peak(400)
-	t.Logf("heap above the input: %d KB for 40 rounds, %d KB for 400", small>>10, large>>10)
-	if large > small+1<<20 {
-		t.Errorf("heap grew from %d KB to %d KB with a 10x longer trace", small>>10, large>>10)
-	}
+		return data
+	})
 }
 
 // A gfx10 DPRate of 15 makes VALU code 15 last 16 << 14 cycles: the
