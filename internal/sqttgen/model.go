@@ -48,6 +48,23 @@ type pcInfo struct {
 	pc  wire.PC
 }
 
+// notePC gives pc (of a gfx9 INST_PC or an RDNA NEW_PC token) to the first
+// placeholder after the last anchor with a PC, or else anchors instruction
+// idx at pc.
+func notePC(infos []pcInfo, idx int, pc wire.PC) []pcInfo {
+	last := -1
+	for n := range infos {
+		if infos[n].pc != (wire.PC{}) {
+			last = n
+		}
+	}
+	if last+1 < len(infos) {
+		infos[last+1].pc = pc
+		return infos
+	}
+	return append(infos, pcInfo{idx: idx, pc: pc})
+}
+
 type coRange struct {
 	addr, size, id uint64
 }
@@ -69,20 +86,12 @@ type model struct {
 	perfRecs []wire.PerfEvent
 	perfLast map[cuBank]int64
 	perfSeen []cuBank
-	perfN    int64
 	dataLost bool
 
-	pgm, pkt            [2][4]uint64
-	nthr                [3]uint32
-	rsrc1, rsrc2, rsrc3 uint32
-	instrActive         bool
-	udWait              int // -1: waiting for a header, else CODEOBJ type of the payload
-	coTable
+	cpState
 
 	rtLeft, rtOp, rtIdx int
 	rtLow, rtHi, rtNow  uint32
-	rtFreq              uint64
-	rtFreqSet           bool
 
 	// per parse call
 	waveIncSent bool
@@ -102,7 +111,7 @@ type model struct {
 }
 
 func newModel(out func(*wire.Batch)) *model {
-	return &model{out: out, phase: 15, running: map[uint32]wire.PC{}, perfLast: map[cuBank]int64{}, udWait: -1}
+	return &model{out: out, phase: 15, running: map[uint32]wire.PC{}, perfLast: map[cuBank]int64{}, cpState: cpState{udWait: -1}}
 }
 
 func (m *model) emit(b *wire.Batch) { m.out(b) }
@@ -112,11 +121,6 @@ func (m *model) header(h Header) {
 	m.emit(&wire.Batch{Type: wire.TypeGFXIP, GFXIP: 9})
 }
 
-// translate maps a GPU address through the active code objects (§2.1.3).
-func (m *model) translate(addr uint64) wire.PC {
-	return translateIn(m.active, addr)
-}
-
 func translateIn(t []coRange, addr uint64) wire.PC {
 	for _, r := range t {
 		if r.addr <= addr && addr < r.addr+r.size {
@@ -124,17 +128,6 @@ func translateIn(t []coRange, addr uint64) wire.PC {
 		}
 	}
 	return wire.PC{Address: addr}
-}
-
-func (m *model) retranslate(pc wire.PC) wire.PC {
-	if pc.CodeObjectID == 0 && pc.Address != 0 {
-		return translateIn(m.fromStart, pc.Address)
-	}
-	return pc
-}
-
-func (m *model) startPC(me, pipe uint8) uint64 {
-	return (m.pgm[me&1][pipe&3] << 8) & (1<<48 - 1)
 }
 
 func (m *model) top(simd, slot uint8) *mwave {
@@ -446,18 +439,7 @@ func (m *model) instPC(simd, slot uint8, addr uint64) {
 	if w == nil || len(w.pcInfos) == 0 || w.trap != trapRestored {
 		return
 	}
-	pc := m.translate(addr)
-	last := -1
-	for n := range w.pcInfos {
-		if w.pcInfos[n].pc != (wire.PC{}) {
-			last = n
-		}
-	}
-	if last+1 < len(w.pcInfos) {
-		w.pcInfos[last+1].pc = pc
-		return
-	}
-	w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.rec.Instructions), pc: pc})
+	w.pcInfos = notePC(w.pcInfos, len(w.rec.Instructions), m.translate(addr))
 }
 
 func (m *model) shaderData(t int64, cu, simd, slot uint8, data uint32) {
@@ -491,22 +473,6 @@ func setHi(v *uint64, x uint32) { *v = *v&0xFFFFFFFF | uint64(x)<<32 }
 
 func (m *model) regCS(t int64, me, pipe, reg uint8, data uint32) {
 	switch reg {
-	case regNumThreadX, regNumThreadX + 1, regNumThreadX + 2:
-		m.nthr[reg-regNumThreadX] = data
-	case regPgmLo:
-		setLo(&m.pgm[me][pipe], data)
-	case regPgmHi:
-		setHi(&m.pgm[me][pipe], data)
-	case regDispatchPktLo:
-		setLo(&m.pkt[me][pipe], data)
-	case regDispatchPktHi:
-		setHi(&m.pkt[me][pipe], data)
-	case regPgmRsrc1:
-		m.rsrc1 = data
-	case regPgmRsrc2:
-		m.rsrc2 = data
-	case regPgmRsrc3:
-		m.rsrc3 = data
 	case regDispatchInitiator:
 		if data&1 != 0 {
 			m.emit(&wire.Batch{Type: wire.TypeDispatch, Dispatches: []wire.Dispatch{m.dispatch(t, me, pipe)}})
@@ -515,14 +481,58 @@ func (m *model) regCS(t int64, me, pipe, reg uint8, data uint32) {
 		if data == 7 {
 			m.event(t, wire.EventCSPartialFlush, me, pipe, 0, 0)
 		}
+	default:
+		m.computeReg(uint16(reg), me, pipe, data)
 	}
 }
 
-// dispatch derives a DISPATCH record (spec §2.1.5) with tt_version 0 (the
-// LDS field of the generator's RSRC2 is 0, so the tt_version question of
-// spec §8.1 does not arise).
-func (m *model) dispatch(t int64, me, pipe uint8) wire.Dispatch {
-	r1, r2 := m.rsrc1, m.rsrc2
+// cpState is what both models keep from register writes: the compute
+// registers of each (me, pipe) (spec §2.1.1), and the USERDATA2
+// instrumentation protocol (§2.1.2) with the code objects it loads.
+type cpState struct {
+	pgm, pkt     [2][4]uint64
+	nthr         [3]uint32
+	rsrc1, rsrc2 uint32
+	instrActive  bool
+	udWait       int // -1: waiting for a header, else CODEOBJ type of the payload
+	coTable
+	rtFreq    uint64
+	rtFreqSet bool
+	perfN     int64 // perf-counter interval (for the gfx9 perf records, §2.2.9)
+}
+
+func (c *cpState) startPC(me, pipe uint8) uint64 {
+	return (c.pgm[me&1][pipe&3] << 8) & (1<<48 - 1)
+}
+
+// computeReg applies a write of data to compute register reg of (me, pipe)
+// (spec §2.1.1); registers no record depends on are ignored.
+func (c *cpState) computeReg(reg uint16, me, pipe uint8, data uint32) {
+	me, pipe = me&1, pipe&3
+	switch reg {
+	case regNumThreadX, regNumThreadX + 1, regNumThreadX + 2:
+		c.nthr[reg-regNumThreadX] = data
+	case regPgmLo:
+		setLo(&c.pgm[me][pipe], data)
+	case regPgmHi:
+		setHi(&c.pgm[me][pipe], data)
+	case regDispatchPktLo:
+		setLo(&c.pkt[me][pipe], data)
+	case regDispatchPktHi:
+		setHi(&c.pkt[me][pipe], data)
+	case regPgmRsrc1:
+		c.rsrc1 = data
+	case regPgmRsrc2:
+		c.rsrc2 = data
+	}
+}
+
+// dispatch derives a DISPATCH record (spec §2.1.5) with tt_version 0: the
+// gfx9 model's (the LDS field of the generator's RSRC2 is 0, so the
+// tt_version question of spec §8.1 does not arise); the RDNA model adjusts
+// it to its header version.
+func (c *cpState) dispatch(t int64, me, pipe uint8) wire.Dispatch {
+	r1, r2 := c.rsrc1, c.rsrc2
 	var flags int32
 	if r1&(1<<10) != 0 {
 		flags |= 1
@@ -543,9 +553,9 @@ func (m *model) dispatch(t int64, me, pipe uint8) wire.Dispatch {
 		VGPRs:           (r1&0x3F)*8 + 8,
 		SGPRs:           ((r1>>7)&7)*16 + 16,
 		LDSSize:         ((r2 >> 15) & 0x1FF) * 512,
-		ThreadDim:       m.nthr,
-		DispatchPktAddr: m.pkt[me][pipe],
-		EntryPoint:      m.translate(m.startPC(me, pipe)),
+		ThreadDim:       c.nthr,
+		DispatchPktAddr: c.pkt[me&1][pipe&3],
+		EntryPoint:      c.translate(c.startPC(me, pipe)),
 	}
 }
 
@@ -577,35 +587,38 @@ func (m *model) reg(t int64, me, pipe uint8, addr uint16, data uint32) {
 			m.rtWrite(t, data)
 		}
 	case regUserData2:
-		m.userData2(t, me, pipe, data)
+		if ev, id, ok := m.userData2(me, pipe, data); ok {
+			m.event(t, ev, me, pipe, 1, id&0xFFFFFFFF)
+		}
 	}
 }
 
-func (m *model) userData2(t int64, me, pipe uint8, v uint32) {
-	if !m.instrActive {
+// userData2 applies a USERDATA2 write v of (me, pipe) (spec §2.1.2). A
+// code-object load or unload reports the event to record and the code
+// object id.
+func (c *cpState) userData2(me, pipe uint8, v uint32) (ev wire.EventType, id uint64, ok bool) {
+	if !c.instrActive {
 		if v == rocMagic {
-			m.instrActive = true
-			m.udWait = -1
+			c.instrActive = true
+			c.udWait = -1
 		}
-		return
+		return 0, 0, false
 	}
-	if m.udWait < 0 {
+	if c.udWait < 0 {
 		op, typ, d20 := v&0xFF, (v>>8)&0xF, v>>12
 		switch {
 		case op == opAgentInfo && typ == agentRTFreq:
-			m.rtFreq, m.rtFreqSet = uint64(d20)*1000, true
+			c.rtFreq, c.rtFreqSet = uint64(d20)*1000, true
 		case op == opAgentInfo && typ == agentPerfInt:
-			m.setPerfInterval(int64(d20))
+			c.perfN = int64(d20)
 		case op == opCodeObj && d20 == 0:
-			m.udWait = int(typ)
+			c.udWait = int(typ)
 		}
-		return
+		return 0, 0, false
 	}
-	typ := m.udWait
-	m.udWait = -1
-	if ev, id, ok := m.packet(typ, me, pipe, v); ok {
-		m.event(t, ev, me, pipe, 1, id&0xFFFFFFFF)
-	}
+	typ := c.udWait
+	c.udWait = -1
+	return c.packet(typ, me&1, pipe&3, v)
 }
 
 // coTable is the code-object half of the USERDATA2 instrumentation protocol
@@ -614,6 +627,18 @@ func (m *model) userData2(t int64, me, pipe uint8, v uint32) {
 type coTable struct {
 	coSize, coAddr, coID [2][4]uint64
 	active, fromStart    []coRange
+}
+
+// translate maps a GPU address through the active code objects (§2.1.3).
+func (c *coTable) translate(addr uint64) wire.PC { return translateIn(c.active, addr) }
+
+// retranslate attributes an unattributed PC with the code objects loaded
+// "from start" (§2.1.3 late attribution).
+func (c *coTable) retranslate(pc wire.PC) wire.PC {
+	if pc.CodeObjectID == 0 && pc.Address != 0 {
+		return translateIn(c.fromStart, pc.Address)
+	}
+	return pc
 }
 
 // packet applies the payload v of a CODEOBJ packet of type typ for (me,
@@ -717,10 +742,6 @@ func (m *model) rtWrite(t int64, v uint32) {
 		}
 		m.rt = append(m.rt, wire.Realtime{ShaderClock: t, RealtimeClock: uint64(m.rtNow) | uint64(m.rtHi)<<32})
 	}
-}
-
-func (m *model) setPerfInterval(n int64) {
-	m.perfN = n
 }
 
 func (m *model) perf(t int64, cu, bank uint8, c [4]uint16) {

@@ -49,14 +49,7 @@ type rmodel struct {
 	// read before the TIMESTAMP.
 	readerLoss bool
 
-	pgm, pkt     [2][4]uint64
-	nthr         [3]uint32
-	rsrc1, rsrc2 uint32
-	instrActive  bool
-	udWait       int
-	coTable
-	rtFreq    uint64
-	rtFreqSet bool
+	cpState
 
 	waveIncSent, stitchSent bool
 	// compat016 gives the 0.1.6 library's records: no barrier extension
@@ -79,7 +72,7 @@ type rmodel struct {
 }
 
 func newRModel(gen int, out func(*wire.Batch)) *rmodel {
-	return &rmodel{gen: gen, out: out, running: map[uint32]wire.PC{}, saved: map[uint32]wire.PC{}, udWait: -1}
+	return &rmodel{gen: gen, out: out, running: map[uint32]wire.PC{}, saved: map[uint32]wire.PC{}, cpState: cpState{udWait: -1}}
 }
 
 func (m *rmodel) emit(b *wire.Batch) { m.out(b) }
@@ -232,15 +225,6 @@ func (m *rmodel) top(wid uint8) *rwave {
 	return s[len(s)-1]
 }
 
-func (m *rmodel) translate(addr uint64) wire.PC { return translateIn(m.active, addr) }
-
-func (m *rmodel) retranslate(pc wire.PC) wire.PC {
-	if pc.CodeObjectID == 0 && pc.Address != 0 {
-		return translateIn(m.fromStart, pc.Address)
-	}
-	return pc
-}
-
 func (m *rmodel) event(t int64, typ wire.EventType, me, pipe uint8, flags uint16, payload uint64) {
 	m.emit(&wire.Batch{Type: wire.TypeEvent, Events: []wire.Event{{
 		Size: 40, Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload}}})
@@ -313,8 +297,6 @@ func (m *rmodel) misc(tk *rtok) {
 		ev(wire.EventGCRinse)
 	}
 }
-
-func (m *rmodel) startPC(me, pipe uint8) uint64 { return (m.pgm[me&1][pipe&3] << 8) & (1<<48 - 1) }
 
 func (m *rmodel) waveStart(tk *rtok, lost bool) {
 	pc := m.translate(m.startPC(tk.me, tk.pipe))
@@ -554,18 +536,7 @@ func (m *rmodel) newPC(w *rwave, t int64, addr uint64) {
 	if len(w.pcInfos) == 0 || w.trap != trapRestored {
 		return
 	}
-	pc := m.translate(addr)
-	last := -1
-	for n := range w.pcInfos {
-		if w.pcInfos[n].pc != (wire.PC{}) {
-			last = n
-		}
-	}
-	if last+1 < len(w.pcInfos) {
-		w.pcInfos[last+1].pc = pc
-		return
-	}
-	w.pcInfos = append(w.pcInfos, pcInfo{idx: len(w.rec.Instructions), pc: pc})
+	w.pcInfos = notePC(w.pcInfos, len(w.rec.Instructions), m.translate(addr))
 }
 
 // completeWave ends a wave at t; the program end (s_endpgm, no token)
@@ -607,92 +578,29 @@ func (m *rmodel) realtime(clock int64, v uint64) {
 // reg handles REG tokens: CS=1 compute registers (§2.1.1), CS=0 (and any
 // REG on version <= 2) the USERDATA2 protocol (§2.1.2).
 func (m *rmodel) reg(tk *rtok) {
-	me, pipe := tk.me&1, tk.pipe&3
+	pipe := tk.pipe & 3
 	data := uint32(tk.data)
 	if tk.cs {
-		switch tk.reg {
-		case regNumThreadX, regNumThreadX + 1, regNumThreadX + 2:
-			m.nthr[tk.reg-regNumThreadX] = data
-		case regPgmLo:
-			setLo(&m.pgm[me][pipe], data)
-		case regPgmHi:
-			setHi(&m.pgm[me][pipe], data)
-		case regDispatchPktLo:
-			setLo(&m.pkt[me][pipe], data)
-		case regDispatchPktHi:
-			setHi(&m.pkt[me][pipe], data)
-		case regPgmRsrc1:
-			m.rsrc1 = data
-		case regPgmRsrc2:
-			m.rsrc2 = data
-		}
+		m.computeReg(tk.reg, tk.me, pipe, data)
 	}
 	if (!tk.cs || m.ver <= 2) && tk.reg == regUserData2 {
-		m.userData2(tk.t, tk.me, pipe, data)
-	}
-}
-
-func (m *rmodel) userData2(t int64, me, pipe uint8, v uint32) {
-	if !m.instrActive {
-		if v == rocMagic {
-			m.instrActive = true
-			m.udWait = -1
+		if ev, id, ok := m.userData2(tk.me, pipe, data); ok {
+			m.event(tk.t, ev, tk.me, pipe, 0, id&0xFFFFFFFF)
 		}
-		return
-	}
-	if m.udWait < 0 {
-		op, typ, d20 := v&0xFF, (v>>8)&0xF, v>>12
-		switch {
-		case op == opAgentInfo && typ == agentRTFreq:
-			m.rtFreq, m.rtFreqSet = uint64(d20)*1000, true
-		case op == opCodeObj && d20 == 0:
-			m.udWait = int(typ)
-		}
-		return
-	}
-	typ := m.udWait
-	m.udWait = -1
-	if ev, id, ok := m.packet(typ, me&1, pipe&3, v); ok {
-		m.event(t, ev, me, pipe, 0, id&0xFFFFFFFF)
 	}
 }
 
 // dispatch derives a DISPATCH record (spec §2.1.5) with tt_version = the
 // header version.
 func (m *rmodel) dispatch(t int64, me, pipe uint8) wire.Dispatch {
-	r1, r2 := m.rsrc1, m.rsrc2
-	var flags int32
-	if r1&(1<<10) != 0 {
-		flags |= 1
-	}
-	if r1&(1<<11) != 0 {
-		flags |= 2
-	}
-	if r1&(1<<14) != 0 {
-		flags |= 4
-	}
-	if r2&1 != 0 {
-		flags |= 8
-	}
-	lds := ((r2 >> 15) & 0x1FF) * 512
+	d := m.cpState.dispatch(t, me, pipe)
 	if m.ver == 1 {
-		lds = lds * 10 / 4
+		d.LDSSize = d.LDSSize * 10 / 4
 	}
-	sgprs := uint32(128)
-	if m.ver <= 1 {
-		sgprs = ((r1>>7)&7)*16 + 16
+	if m.ver > 1 {
+		d.SGPRs = 128
 	}
-	return wire.Dispatch{
-		Size: 80, Time: t, MEID: me, PipeID: pipe,
-		UserSGPRs:       uint16((r2 >> 1) & 0x1F),
-		Flags:           flags,
-		VGPRs:           (r1&0x3F)*8 + 8,
-		SGPRs:           sgprs,
-		LDSSize:         lds,
-		ThreadDim:       m.nthr,
-		DispatchPktAddr: m.pkt[me&1][pipe&3],
-		EntryPoint:      m.translate(m.startPC(me, pipe)),
-	}
+	return d
 }
 
 func (m *rmodel) flushOcc(final bool) {
