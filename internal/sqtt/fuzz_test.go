@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -34,30 +35,36 @@ func FuzzDecode(f *testing.F) {
 		for pc, e := range newTable(7, b1Rows(0)...).m {
 			isa.m[pc] = e
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		start := time.Now()
-		defer func() {
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("decoding %d bytes took %v", len(data), d)
-			}
-		}()
-		n := 0
 		// Odd lengths also cover the 0.1.6 mode and small pools.
-		d := &Decoder{Compat016: len(data)%2 == 1, PoolLimit: 1 + len(data)%3*8}
-		err := d.Decode(ctx, bytes.NewReader(data), isa, func(b *wire.Batch) error {
-			n++
-			if n == 1 && b.Type != wire.TypeGFXIP {
-				t.Fatalf("first batch is %v", b.Type)
-			}
-			return nil
-		})
-		var ae *ArchError
-		var de *DataError
-		if err != nil && !errors.As(err, &ae) && !errors.As(err, &de) {
-			t.Fatalf("unexpected error %v", err)
-		}
+		fuzzDecode(t, &Decoder{Compat016: len(data)%2 == 1, PoolLimit: 1 + len(data)%3*8}, data, isa)
 	})
+}
+
+// fuzzDecode is the check of both fuzz targets: d decodes data in at most
+// 5 seconds, without panicking, GFXIP first, and fails only with the
+// documented errors.
+func fuzzDecode(t *testing.T, d *Decoder, data []byte, p isa.Provider) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	defer func() {
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("decoding %d bytes took %v", len(data), d)
+		}
+	}()
+	n := 0
+	err := d.Decode(ctx, bytes.NewReader(data), p, func(b *wire.Batch) error {
+		n++
+		if n == 1 && b.Type != wire.TypeGFXIP {
+			t.Fatalf("first batch is %v", b.Type)
+		}
+		return nil
+	})
+	var ae *ArchError
+	var de *DataError
+	if err != nil && !errors.As(err, &ae) && !errors.As(err, &de) {
+		t.Fatalf("unexpected error %v", err)
+	}
 }
 
 // seedTraces are the hand-built traces of the scenario tests.

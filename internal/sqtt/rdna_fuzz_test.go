@@ -1,16 +1,10 @@
 package sqtt
 
 import (
-	"bytes"
-	"context"
 	"encoding/binary"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"github.com/attkit/attkit/internal/wire"
 )
 
 // rdnaFuzzISA is the ISA the RDNA fuzz target answers from: the appendix
@@ -58,30 +52,7 @@ func FuzzDecodeRDNA(f *testing.F) {
 			h := binary.LittleEndian.Uint16(data)&^0x1FFF | 0x11 | uint16(gen%4+1)<<7
 			binary.LittleEndian.PutUint16(data, h)
 		}
-		isa := rdnaFuzzISA()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		start := time.Now()
-		defer func() {
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("decoding %d bytes took %v", len(data), d)
-			}
-		}()
-		n := 0
-		err := New().Decode(ctx, bytes.NewReader(data), isa, func(b *wire.Batch) error {
-			n++
-			if n == 1 && b.Type != wire.TypeGFXIP {
-				t.Fatalf("first batch is %v", b.Type)
-			}
-			return nil
-		})
-		if err != nil {
-			var ae *ArchError
-			var de *DataError
-			if !errors.As(err, &ae) && !errors.As(err, &de) {
-				t.Fatalf("unexpected error %v", err)
-			}
-		}
+		fuzzDecode(t, New(), data, rdnaFuzzISA())
 	})
 }
 
