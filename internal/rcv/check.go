@@ -412,6 +412,15 @@ func (c *checker) object(name string) (pyjson.Object, bool) {
 	return doc, ok
 }
 
+// optionalObject is object for a file the folder may lack: false, and no
+// problem, when it does.
+func (c *checker) optionalObject(name string) (pyjson.Object, bool) {
+	if _, err := os.Stat(filepath.Join(c.dir, name)); err != nil {
+		return nil, false
+	}
+	return c.object(name)
+}
+
 func (c *checker) checkShaderData(name string) {
 	if doc, ok := c.object(name); ok {
 		c.rows(name, doc, "records", 6)
@@ -440,10 +449,7 @@ func (c *checker) checkOtherSIMD(name string) {
 // checkOccupancy checks occupancy.json; it returns the number of rows.
 func (c *checker) checkOccupancy() int {
 	const name = "occupancy.json"
-	if _, err := os.Stat(filepath.Join(c.dir, name)); err != nil {
-		return 0 // optional
-	}
-	doc, ok := c.object(name)
+	doc, ok := c.optionalObject(name)
 	if !ok {
 		return 0
 	}
@@ -567,10 +573,7 @@ func (c *checker) checkPerfCounters() {
 
 func (c *checker) checkRealtime() {
 	const name = "realtime.json"
-	if _, err := os.Stat(filepath.Join(c.dir, name)); err != nil {
-		return
-	}
-	doc, ok := c.object(name)
+	doc, ok := c.optionalObject(name)
 	if !ok {
 		return
 	}
@@ -593,10 +596,7 @@ func (c *checker) checkRealtime() {
 
 func (c *checker) checkSnapshots() {
 	const name = "snapshots.json"
-	if _, err := os.Stat(filepath.Join(c.dir, name)); err != nil {
-		return
-	}
-	doc, ok := c.object(name)
+	doc, ok := c.optionalObject(name)
 	if !ok {
 		return
 	}
