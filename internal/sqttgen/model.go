@@ -73,7 +73,7 @@ type cuBank struct{ cu, bank uint8 }
 
 // model holds the decoder state of one buffer.
 type model struct {
-	out func(*wire.Batch)
+	recOut
 
 	hdr      Header
 	haveHdr  bool
@@ -93,17 +93,12 @@ type model struct {
 	rtLeft, rtOp, rtIdx int
 	rtLow, rtHi, rtNow  uint32
 
-	// per parse call
-	waveIncSent bool
-
 	// isa answers the stitcher's questions; lines caches the answers.
 	isa   func(wire.PC) (string, uint64, bool)
 	lines map[wire.PC]*sline
 	// checkWalk makes emitWave compare the stitched PCs with the PCs the
 	// generator noted, and report a disagreement to fail.
-	checkWalk  bool
-	fail       func(error)
-	stitchSent bool
+	checkWalk bool
 	// v016 models the 0.1.6 library where it differs from the newest
 	// source (spec A.3 items 1 and 2; item 5, the record layouts, is
 	// Normalize016's).
@@ -111,10 +106,48 @@ type model struct {
 }
 
 func newModel(out func(*wire.Batch)) *model {
-	return &model{out: out, phase: 15, running: map[uint32]wire.PC{}, perfLast: map[cuBank]int64{}, cpState: cpState{udWait: -1}}
+	return &model{recOut: recOut{out: out}, phase: 15, running: map[uint32]wire.PC{}, perfLast: map[cuBank]int64{}, cpState: cpState{udWait: -1}}
 }
 
-func (m *model) emit(b *wire.Batch) { m.out(b) }
+// recOut is where a model's records go: out takes them, fail the internal
+// errors of the model.
+type recOut struct {
+	out  func(*wire.Batch)
+	fail func(error)
+	// WAVE_INCOMPLETE and STITCH_INCOMPLETE are reported once per buffer.
+	waveIncSent, stitchSent bool
+}
+
+func (o *recOut) emit(b *wire.Batch) { o.out(b) }
+
+func (o *recOut) failf(format string, a ...any) {
+	if o.fail != nil {
+		o.fail(fmt.Errorf(format, a...))
+	}
+}
+
+func (o *recOut) event(t int64, typ wire.EventType, me, pipe uint8, flags uint16, payload uint64) {
+	o.emit(&wire.Batch{Type: wire.TypeEvent, Events: []wire.Event{{
+		Size: 40, Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload}}})
+}
+
+// waveInfo reports the first incomplete wave, or else the first wave the
+// stitcher left after n of its total instructions though its first anchor
+// is attributed to a code object.
+func (o *recOut) waveInfo(incomplete bool, n, total int, infos []pcInfo) {
+	switch {
+	case incomplete:
+		if !o.waveIncSent {
+			o.waveIncSent = true
+			o.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoWaveIncomplete}})
+		}
+	case n != total && len(infos) > 0 && infos[0].pc.CodeObjectID != 0:
+		if !o.stitchSent {
+			o.stitchSent = true
+			o.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoStitchIncomplete}})
+		}
+	}
+}
 
 func (m *model) header(h Header) {
 	m.hdr, m.haveHdr = h, true
@@ -136,11 +169,6 @@ func (m *model) top(simd, slot uint8) *mwave {
 		return nil
 	}
 	return s[len(s)-1]
-}
-
-func (m *model) event(t int64, typ wire.EventType, me, pipe uint8, flags uint16, payload uint64) {
-	m.emit(&wire.Batch{Type: wire.TypeEvent, Events: []wire.Event{{
-		Size: 40, Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload}}})
 }
 
 func (m *model) misc(t int64, typ int) {
@@ -808,18 +836,7 @@ func (m *model) emitWave(w *mwave) {
 		}
 		w.rec.EndTime = e
 	}
-	switch {
-	case !w.ended && !w.trapping:
-		if !m.waveIncSent {
-			m.waveIncSent = true
-			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoWaveIncomplete}})
-		}
-	case n != len(ins) && len(w.pcInfos) > 0 && w.pcInfos[0].pc.CodeObjectID != 0:
-		if !m.stitchSent {
-			m.stitchSent = true
-			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoStitchIncomplete}})
-		}
-	}
+	m.waveInfo(!w.ended && !w.trapping, n, len(ins), w.pcInfos)
 	if m.v016 {
 		// Observed: 0.1.6 reports unresolved placeholders as NONE.
 		for i := range ins {
@@ -839,16 +856,16 @@ func (m *model) emitWave(w *mwave) {
 			}
 		}
 		// (An anchored placeholder still gets its PC, spec §3.5 step 4.)
-		if n < stop && m.fail != nil {
-			m.fail(fmt.Errorf("sqttgen: internal error: the stitcher consumed %d of %d instructions of wave simd %d slot %d",
-				n, stop, w.rec.SIMD, w.rec.WaveID))
+		if n < stop {
+			m.failf("sqttgen: internal error: the stitcher consumed %d of %d instructions of wave simd %d slot %d",
+				n, stop, w.rec.SIMD, w.rec.WaveID)
 		}
 		for i := range ins[:min(n, len(ins))] {
 			// A CONTEXT instruction has no PC of its own; the stitcher
 			// may give it an anchor's (spec §3.5 steps 1 and 3).
-			if ins[i].PC != noted[i] && ins[i].Category != wire.CatContext && m.fail != nil {
-				m.fail(fmt.Errorf("sqttgen: internal error: the stitcher puts instruction %d (%v at %d) of wave simd %d slot %d at %+v, the walk executed %+v",
-					i, ins[i].Category, ins[i].Time, w.rec.SIMD, w.rec.WaveID, ins[i].PC, noted[i]))
+			if ins[i].PC != noted[i] && ins[i].Category != wire.CatContext {
+				m.failf("sqttgen: internal error: the stitcher puts instruction %d (%v at %d) of wave simd %d slot %d at %+v, the walk executed %+v",
+					i, ins[i].Category, ins[i].Time, w.rec.SIMD, w.rec.WaveID, ins[i].PC, noted[i])
 				break
 			}
 		}

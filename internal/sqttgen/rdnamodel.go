@@ -1,10 +1,6 @@
 package sqttgen
 
-import (
-	"fmt"
-
-	"github.com/attkit/attkit/internal/wire"
-)
+import "github.com/attkit/attkit/internal/wire"
 
 // The RDNA model turns the delivered tokens into the records a decoder
 // following the specification emits (§2.3.6 parser, §2.1 registers and
@@ -25,7 +21,7 @@ type rwave struct {
 }
 
 type rmodel struct {
-	out   func(*wire.Batch)
+	recOut
 	gen   int
 	hdr   RDNAHeader
 	ver   int
@@ -51,7 +47,6 @@ type rmodel struct {
 
 	cpState
 
-	waveIncSent, stitchSent bool
 	// compat016 gives the 0.1.6 library's records: no barrier extension
 	// (spec A.3 item 3); and, observed with the 0.1.6 binary beyond A.3:
 	// each wave is stitched and emitted at its WAVE_END (so before the
@@ -68,19 +63,10 @@ type rmodel struct {
 	isa       func(wire.PC) (string, uint64, bool)
 	lines     map[wire.PC]*rline
 	checkWalk bool
-	fail      func(error)
 }
 
 func newRModel(gen int, out func(*wire.Batch)) *rmodel {
-	return &rmodel{gen: gen, out: out, running: map[uint32]wire.PC{}, saved: map[uint32]wire.PC{}, cpState: cpState{udWait: -1}}
-}
-
-func (m *rmodel) emit(b *wire.Batch) { m.out(b) }
-
-func (m *rmodel) failf(format string, a ...any) {
-	if m.fail != nil {
-		m.fail(fmt.Errorf(format, a...))
-	}
+	return &rmodel{gen: gen, recOut: recOut{out: out}, running: map[uint32]wire.PC{}, saved: map[uint32]wire.PC{}, cpState: cpState{udWait: -1}}
 }
 
 // feed takes a delivered token. gfx10/11 pass it through the reorder queue
@@ -223,11 +209,6 @@ func (m *rmodel) top(wid uint8) *rwave {
 		return nil
 	}
 	return s[len(s)-1]
-}
-
-func (m *rmodel) event(t int64, typ wire.EventType, me, pipe uint8, flags uint16, payload uint64) {
-	m.emit(&wire.Batch{Type: wire.TypeEvent, Events: []wire.Event{{
-		Size: 40, Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload}}})
 }
 
 func (m *rmodel) eventTok(tk *rtok) {
@@ -625,18 +606,7 @@ func (m *rmodel) emitWave(w *rwave, final bool) {
 	}
 	ins := w.rec.Instructions
 	n := m.rstitch(w)
-	switch {
-	case !w.complete:
-		if !m.waveIncSent {
-			m.waveIncSent = true
-			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoWaveIncomplete}})
-		}
-	case n != len(ins) && len(w.pcInfos) > 0 && w.pcInfos[0].pc.CodeObjectID != 0:
-		if !m.stitchSent {
-			m.stitchSent = true
-			m.emit(&wire.Batch{Type: wire.TypeInfo, Info: []wire.Info{wire.InfoStitchIncomplete}})
-		}
-	}
+	m.waveInfo(!w.complete, n, len(ins), w.pcInfos)
 	if len(m.gaps) > 0 {
 		w.insertGaps(m.gaps)
 		ins = w.rec.Instructions
