@@ -118,7 +118,7 @@ func TestSynthTrace(t *testing.T) {
 func BenchmarkDecode(b *testing.B) {
 	b.Run("loop", func(b *testing.B) {
 		data, _ := synthTrace(400, 1000) // about 48 MB
-		benchDecode(b, data, newTable(0, loopISA...))
+		benchDecode(b, data, newTable(0, loopISA...), false)
 	})
 	b.Run("gen", func(b *testing.B) {
 		ix, err := wire.ReadIndexFile(filepath.Join("..", "sqttgen", "testdata", "gfx942.index"))
@@ -130,7 +130,7 @@ func BenchmarkDecode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchDecode(b, data, isa.NewTable(ix))
+		benchDecode(b, data, isa.NewTable(ix), false)
 	})
 	b.Run("file", func(b *testing.B) {
 		path := os.Getenv("SQTT_BENCH_TRACE")
@@ -149,20 +149,35 @@ func BenchmarkDecode(b *testing.B) {
 			}
 			prov = isa.NewTable(ix)
 		}
-		benchDecode(b, data, prov)
+		benchDecode(b, data, prov, false)
 	})
 }
 
-func benchDecode(b *testing.B, data []byte, prov isa.Provider) {
+// benchDecode decodes data with prov per iteration and reports the
+// throughput; with heap, also the peak heap above the input, sampled every
+// 256 callbacks.
+func benchDecode(b *testing.B, data []byte, prov isa.Provider, heap bool) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	insts := 0
+	var ms runtime.MemStats
+	var base, peak uint64
+	if heap {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		base = ms.HeapAlloc
+	}
 	cpu0 := cpuTime()
 	for b.Loop() {
 		insts = 0
+		calls := 0
 		err := New().Decode(context.Background(), bytes.NewReader(data), prov, func(bt *wire.Batch) error {
 			for i := range bt.Waves {
 				insts += len(bt.Waves[i].Instructions)
+			}
+			if calls++; heap && calls%256 == 0 {
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapAlloc-min(base, ms.HeapAlloc))
 			}
 			return nil
 		})
@@ -175,6 +190,9 @@ func benchDecode(b *testing.B, data []byte, prov isa.Provider) {
 	b.ReportMetric(float64(insts), "inst/op")
 	b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu, "MB/cpu-s")
 	b.ReportMetric(float64(insts)*float64(b.N)/cpu, "inst/cpu-s")
+	if heap {
+		b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+	}
 }
 
 // cpuTime is the process's user and system CPU time.

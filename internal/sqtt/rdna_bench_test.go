@@ -1,10 +1,7 @@
 package sqtt
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -113,38 +110,7 @@ func BenchmarkDecodeRDNA(b *testing.B) {
 	for _, gen := range []int{10, 11, 12} {
 		b.Run(fmt.Sprintf("gfx%d", gen), func(b *testing.B) {
 			data, _ := rdnaSynthTrace(gen, 200, 1000) // about 12 MB
-			prov := newTable(0, loopISA...)
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			insts := 0
-			runtime.GC()
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			base, peak := ms.HeapAlloc, uint64(0)
-			cpu0 := cpuTime()
-			for b.Loop() {
-				insts = 0
-				calls := 0
-				err := New().Decode(context.Background(), bytes.NewReader(data), prov, func(bt *wire.Batch) error {
-					for i := range bt.Waves {
-						insts += len(bt.Waves[i].Instructions)
-					}
-					if calls++; calls%256 == 0 {
-						runtime.ReadMemStats(&ms)
-						peak = max(peak, ms.HeapAlloc-min(base, ms.HeapAlloc))
-					}
-					return nil
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu := (cpuTime() - cpu0).Seconds()
-			b.ReportMetric(float64(insts)*float64(b.N)/b.Elapsed().Seconds(), "inst/s")
-			b.ReportMetric(float64(insts), "inst/op")
-			b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu, "MB/cpu-s")
-			b.ReportMetric(float64(insts)*float64(b.N)/cpu, "inst/cpu-s")
-			b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+			benchDecode(b, data, newTable(0, loopISA...), true)
 		})
 	}
 }
