@@ -81,11 +81,13 @@ func checkReference(t *testing.T, dir string, streams []string, ix *wire.Index) 
 	}
 	var written []wv
 	otherK, sdK := map[int]int{}, map[int]int{}
-	var otherList, sdList []struct {
+	// listed is one entry of other_simd_filenames or shaderdata_filenames.
+	type listed struct {
 		se         int
 		name       string
 		begin, end int64
 	}
+	var otherList, sdList []listed
 	for _, tr := range traces {
 		se := tr.se
 		if !seen[se] {
@@ -142,11 +144,7 @@ func checkReference(t *testing.T, dir string, streams []string, ix *wire.Index) 
 				{Key: "end_time", Value: end}, {Key: "wgp", Value: other[0].WGP},
 				{Key: "instructions_schema", Value: []any{"time", "duration", "category"}},
 				{Key: "instructions_count", Value: len(other)}, {Key: "instructions", Value: rows}})
-			otherList = append(otherList, struct {
-				se         int
-				name       string
-				begin, end int64
-			}{se, name, begin, end})
+			otherList = append(otherList, listed{se, name, begin, end})
 		}
 		if len(sd) > 0 {
 			name := fmt.Sprintf("shaderdata_%d_%d.json", se, sdK[se])
@@ -160,11 +158,7 @@ func checkReference(t *testing.T, dir string, streams []string, ix *wire.Index) 
 				{Key: "type", Value: "shaderdata"}, {Key: "begin_time", Value: begin}, {Key: "end_time", Value: end},
 				{Key: "records_schema", Value: []any{"time", "value", "cu", "simd", "wave_id", "flags"}},
 				{Key: "records_count", Value: len(sd)}, {Key: "records", Value: rows}})
-			sdList = append(sdList, struct {
-				se         int
-				name       string
-				begin, end int64
-			}{se, name, begin, end})
+			sdList = append(sdList, listed{se, name, begin, end})
 		}
 		for _, w := range waves {
 			for _, in := range w.Instructions {
@@ -217,11 +211,7 @@ func checkReference(t *testing.T, dir string, streams []string, ix *wire.Index) 
 		slot := child(child(child(&waveTree, fmt.Sprint(w.se)), fmt.Sprint(w.simd)), fmt.Sprint(w.slot))
 		*slot = append(*slot, pyjson.Member{Key: fmt.Sprint(w.n), Value: []any{w.name, w.begin, w.end}})
 	}
-	lists := func(l []struct {
-		se         int
-		name       string
-		begin, end int64
-	}) pyjson.Object {
+	lists := func(l []listed) pyjson.Object {
 		o := pyjson.Object{}
 		for _, e := range l {
 			c := child(&o, fmt.Sprint(e.se))
