@@ -93,9 +93,7 @@ type model struct {
 	rtLeft, rtOp, rtIdx int
 	rtLow, rtHi, rtNow  uint32
 
-	// isa answers the stitcher's questions; lines caches the answers.
-	isa   func(wire.PC) (string, uint64, bool)
-	lines map[wire.PC]*sline
+	isaLines
 	// checkWalk makes emitWave compare the stitched PCs with the PCs the
 	// generator noted, and report a disagreement to fail.
 	checkWalk bool
@@ -106,7 +104,7 @@ type model struct {
 }
 
 func newModel(out func(*wire.Batch)) *model {
-	return &model{recOut: recOut{out: out}, phase: 15, running: map[uint32]wire.PC{}, perfLast: map[cuBank]int64{}, cpState: cpState{udWait: -1}}
+	return &model{recOut: recOut{out: out}, isaLines: isaLines{classify: classify}, phase: 15, running: map[uint32]wire.PC{}, perfLast: map[cuBank]int64{}, cpState: cpState{udWait: -1}}
 }
 
 // recOut is where a model's records go: out takes them, fail the internal

@@ -60,13 +60,14 @@ type rmodel struct {
 	gaps      []rgap // excluded barrier waits of the wave being stitched
 	lookahead [2]int // step 9 look-aheads that kept / did not keep the gap
 
-	isa       func(wire.PC) (string, uint64, bool)
-	lines     map[wire.PC]*rline
+	isaLines
 	checkWalk bool
 }
 
 func newRModel(gen int, out func(*wire.Batch)) *rmodel {
-	return &rmodel{gen: gen, recOut: recOut{out: out}, running: map[uint32]wire.PC{}, saved: map[uint32]wire.PC{}, cpState: cpState{udWait: -1}}
+	m := &rmodel{gen: gen, recOut: recOut{out: out}, running: map[uint32]wire.PC{}, saved: map[uint32]wire.PC{}, cpState: cpState{udWait: -1}}
+	m.classify = func(text string) lineClass { return rdClassify(text, m.gen, m.compat016) }
+	return m
 }
 
 // feed takes a delivered token. gfx10/11 pass it through the reorder queue

@@ -6,16 +6,6 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
-// rline is a cached ISA line of the RDNA model's stitcher (spec §3.1).
-type rline struct {
-	text    string
-	cls     lineClass
-	pc      wire.PC
-	next    wire.PC
-	target  wire.PC
-	matched bool // matched once (spec §3.5 step 11)
-}
-
 // clsBarrierWaitExcl marks a cached s_barrier_wait line the stitcher found
 // without a token (spec §3.2, §3.5 step 9).
 const clsBarrierWaitExcl lineClass = 17
@@ -25,28 +15,6 @@ const clsBarrierWaitExcl lineClass = 17
 type rgap struct {
 	idx int
 	pc  wire.PC
-}
-
-func (m *rmodel) line(pc wire.PC) *rline {
-	if l, ok := m.lines[pc]; ok {
-		return l
-	}
-	var l *rline
-	if m.isa != nil {
-		if text, size, ok := m.isa(pc); ok {
-			size = max(size, 4)
-			l = &rline{text: text, cls: rdClassify(text, m.gen, m.compat016), pc: pc,
-				next: wire.PC{Address: pc.Address + size, CodeObjectID: pc.CodeObjectID}}
-			if l.cls == clsBranch {
-				l.target = wire.PC{Address: uint64(int64(pc.Address) + 4 + 4*branchOffset(text)), CodeObjectID: pc.CodeObjectID}
-			}
-		}
-	}
-	if m.lines == nil {
-		m.lines = map[wire.PC]*rline{}
-	}
-	m.lines[pc] = l
-	return l
 }
 
 // skippable is spec §3.4: a line category that may have produced no token
@@ -62,20 +30,10 @@ func (m *rmodel) rstitch(w *rwave) int {
 	ins := w.rec.Instructions
 	infos := w.pcInfos
 	i, k, fails, skipped := 0, 0, 0, 0
-	var next *rline
+	var next *isaLine
 	for i < len(ins) && fails < 1000 {
-		for k < len(infos) && infos[k].idx <= i {
-			if infos[k].idx == i {
-				if infos[k].pc != (wire.PC{}) && m.line(infos[k].pc) != nil {
-					ins[i].PC = infos[k].pc
-				} else if k+1 < len(infos) {
-					i = infos[k+1].idx
-					if i >= len(ins) {
-						return i
-					}
-				}
-			}
-			k++
+		if i, k = m.anchor(ins, infos, i, k); i >= len(ins) {
+			return i
 		}
 		I := &ins[i]
 		if I.Category == wire.CatContext {
@@ -84,22 +42,11 @@ func (m *rmodel) rstitch(w *rwave) int {
 		}
 		if I.PC != (wire.PC{}) {
 			i++
-			line := m.line(I.PC)
+			line := m.known(I)
 			if line == nil {
 				return 0
 			}
-			for line.cls == clsSkip {
-				line = m.line(line.next)
-				if line == nil {
-					return 0
-				}
-				I.PC = line.pc
-			}
-			if line.cls == clsBranch && I.Category == wire.CatJump {
-				next = m.line(line.target)
-			} else {
-				next = m.line(line.next)
-			}
+			next = m.after(line, I.Category)
 			continue
 		}
 		if m.gen >= 12 && i == 0 {
@@ -179,16 +126,12 @@ func elaborate(c wire.InstCategory, l lineClass) bool {
 // compares the following lines with the instructions from i on (two
 // instructions per compared pair, as upstream does) and says whether the
 // wait produced no token.
-func (m *rmodel) waitHadNoToken(ins []wire.Instruction, i int, L *rline) bool {
+func (m *rmodel) waitHadNoToken(ins []wire.Instruction, i int, L *isaLine) bool {
 	add := true
 	var kind lineClass
 	for x := i; x < len(ins) && add && L != nil; {
 		lc, ic := L.cls, ins[x].Category
-		if lc == clsBranch && ic == wire.CatJump {
-			L = m.line(L.target)
-		} else {
-			L = m.line(L.next)
-		}
+		L = m.after(L, ic)
 		if lc == clsDontKnow || lc == clsSkip {
 			x++
 			continue

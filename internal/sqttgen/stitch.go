@@ -6,37 +6,91 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
-// sline is a cached ISA line of the model's stitcher (spec §3.1).
-type sline struct {
-	text   string
-	cls    lineClass
-	pc     wire.PC
-	next   wire.PC
-	target wire.PC
-	branch bool
+// isaLine is a cached ISA line of a model's stitcher (spec §3.1).
+type isaLine struct {
+	text    string
+	cls     lineClass
+	pc      wire.PC
+	next    wire.PC
+	target  wire.PC // of a branch
+	matched bool    // RDNA: matched once (spec §3.5 step 11)
 }
 
-func (m *model) line(pc wire.PC) *sline {
-	if l, ok := m.lines[pc]; ok {
+// isaLines is the ISA as the gfx9 and RDNA stitchers see it: isa answers
+// their questions, classify gives a line's class, lines caches the answers.
+type isaLines struct {
+	isa      func(wire.PC) (string, uint64, bool)
+	classify func(text string) lineClass
+	lines    map[wire.PC]*isaLine
+}
+
+func (c *isaLines) line(pc wire.PC) *isaLine {
+	if l, ok := c.lines[pc]; ok {
 		return l
 	}
-	var l *sline
-	if m.isa != nil {
-		if text, size, ok := m.isa(pc); ok {
+	var l *isaLine
+	if c.isa != nil {
+		if text, size, ok := c.isa(pc); ok {
 			size = max(size, 4)
-			l = &sline{text: text, cls: classify(text), pc: pc,
+			l = &isaLine{text: text, cls: c.classify(text), pc: pc,
 				next: wire.PC{Address: pc.Address + size, CodeObjectID: pc.CodeObjectID}}
 			if l.cls == clsBranch {
-				l.branch = true
 				l.target = wire.PC{Address: uint64(int64(pc.Address) + 4 + 4*branchOffset(text)), CodeObjectID: pc.CodeObjectID}
 			}
 		}
 	}
-	if m.lines == nil {
-		m.lines = map[wire.PC]*sline{}
+	if c.lines == nil {
+		c.lines = map[wire.PC]*isaLine{}
 	}
-	m.lines[pc] = l
+	c.lines[pc] = l
 	return l
+}
+
+// after is the line after l when it produced an instruction of category
+// cat: a taken branch's target, else the next line.
+func (c *isaLines) after(l *isaLine, cat wire.InstCategory) *isaLine {
+	if l.cls == clsBranch && cat == wire.CatJump {
+		return c.line(l.target)
+	}
+	return c.line(l.next)
+}
+
+// anchor applies the anchors infos[k:] that are at or before instruction i
+// (spec §3.5 step 1): instruction i takes the PC of its anchor when the ISA
+// has that line, else the stitcher goes on at the next anchor's
+// instruction. It returns the new i and k; i >= len(ins) ends the wave.
+func (c *isaLines) anchor(ins []wire.Instruction, infos []pcInfo, i, k int) (int, int) {
+	for k < len(infos) && infos[k].idx <= i {
+		if infos[k].idx == i {
+			if infos[k].pc != (wire.PC{}) && c.line(infos[k].pc) != nil {
+				ins[i].PC = infos[k].pc
+			} else if k+1 < len(infos) {
+				i = infos[k+1].idx
+				if i >= len(ins) {
+					return i, k
+				}
+			}
+		}
+		k++
+	}
+	return i, k
+}
+
+// known is the line of an instruction I with a PC, moved past SKIP lines
+// (spec §3.5 step 2); nil when the ISA has no such line.
+func (c *isaLines) known(I *wire.Instruction) *isaLine {
+	line := c.line(I.PC)
+	if line == nil {
+		return nil
+	}
+	for line.cls == clsSkip {
+		line = c.line(line.next)
+		if line == nil {
+			return nil
+		}
+		I.PC = line.pc
+	}
+	return line
 }
 
 // trivial is the stitcher's trivial match of a traced category with a line
@@ -52,21 +106,10 @@ func (m *model) stitch(w *mwave) int {
 	ins := w.rec.Instructions
 	infos := w.pcInfos
 	i, k, fails := 0, 0, 0
-	var next *sline
+	var next *isaLine
 	for i < len(ins) && fails < 1000 {
-		// 1. anchors
-		for k < len(infos) && infos[k].idx <= i {
-			if infos[k].idx == i {
-				if infos[k].pc != (wire.PC{}) && m.line(infos[k].pc) != nil {
-					ins[i].PC = infos[k].pc
-				} else if k+1 < len(infos) {
-					i = infos[k+1].idx
-					if i >= len(ins) {
-						return i
-					}
-				}
-			}
-			k++
+		if i, k = m.anchor(ins, infos, i, k); i >= len(ins) {
+			return i
 		}
 		I := &ins[i]
 		if I.Category == wire.CatContext {
@@ -75,26 +118,15 @@ func (m *model) stitch(w *mwave) int {
 		}
 		if I.PC != (wire.PC{}) {
 			i++
-			line := m.line(I.PC)
+			line := m.known(I)
 			if line == nil {
 				return 0
-			}
-			for line.cls == clsSkip {
-				line = m.line(line.next)
-				if line == nil {
-					return 0
-				}
-				I.PC = line.pc
 			}
 			if line.cls == clsGFX9Barrier && i < len(ins) && !m.v016 {
 				ins[i].PC = I.PC
 				i++
 			}
-			if line.branch && I.Category == wire.CatJump {
-				next = m.line(line.target)
-			} else {
-				next = m.line(line.next)
-			}
+			next = m.after(line, I.Category)
 			continue
 		}
 		line := next
