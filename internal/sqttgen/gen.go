@@ -249,14 +249,20 @@ func (c *Config) defaults() error {
 	case c.OtherCUs > 15:
 		c.OtherCUs = 15
 	}
+	if c.ShaderDataEvery <= 0 {
+		c.ShaderDataEvery = 32
+	}
+	return c.programDefaults()
+}
+
+// programDefaults fills in and checks the options of the program and its
+// loading that the gfx9 and RDNA generators share.
+func (c *Config) programDefaults() error {
 	if c.LoadAddress == 0 {
 		c.LoadAddress = 0x7f0000000000
 	}
 	if c.LoadAddress%256 != 0 {
 		return fmt.Errorf("load address %#x is not 256-byte aligned", c.LoadAddress)
-	}
-	if c.ShaderDataEvery <= 0 {
-		c.ShaderDataEvery = 32
 	}
 	if c.MaxTrips <= 0 {
 		c.MaxTrips = 64

@@ -318,20 +318,8 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 	case cfg.OtherCUs > 7:
 		cfg.OtherCUs = 7
 	}
-	if cfg.LoadAddress == 0 {
-		cfg.LoadAddress = 0x7f0000000000
-	}
-	if cfg.LoadAddress%256 != 0 {
-		return nil, fmt.Errorf("load address %#x is not 256-byte aligned", cfg.LoadAddress)
-	}
-	if cfg.MaxTrips <= 0 {
-		cfg.MaxTrips = 64
-	}
-	if cfg.MaxWaveInsts <= 0 {
-		cfg.MaxWaveInsts = 50000
-	}
-	if cfg.Index == nil && cfg.ISA == nil {
-		return nil, errors.New("no index and no ISA provider")
+	if err := cfg.programDefaults(); err != nil {
+		return nil, err
 	}
 	g := &rgen{cfg: cfg, o: o, gen: o.GFXIP, even: o.GFXIP <= 11}
 	g.rs = rng{s: cfg.Seed ^ 0x5eed5eed5eed5eed ^ uint64(o.GFXIP)<<56}
