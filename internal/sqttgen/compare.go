@@ -17,17 +17,11 @@ func Records(b *wire.Batch) []any {
 	case wire.TypeRTFrequency:
 		out = append(out, b.RTFrequency)
 	case wire.TypeInfo:
-		for _, v := range b.Info {
-			out = append(out, v)
-		}
+		out = appendAll(out, b.Info)
 	case wire.TypeOccupancy:
-		for _, v := range b.Occupancy {
-			out = append(out, v)
-		}
+		out = appendAll(out, b.Occupancy)
 	case wire.TypePerfEvent:
-		for _, v := range b.PerfEvents {
-			out = append(out, v)
-		}
+		out = appendAll(out, b.PerfEvents)
 	case wire.TypeWave:
 		for _, v := range b.Waves {
 			if len(v.Timeline) == 0 {
@@ -39,31 +33,26 @@ func Records(b *wire.Batch) []any {
 			out = append(out, v)
 		}
 	case wire.TypeEvent:
-		for _, v := range b.Events {
-			out = append(out, v)
-		}
+		out = appendAll(out, b.Events)
 	case wire.TypeShaderData:
-		for _, v := range b.ShaderData {
-			out = append(out, v)
-		}
+		out = appendAll(out, b.ShaderData)
 	case wire.TypeRealtime:
-		for _, v := range b.Realtime {
-			out = append(out, v)
-		}
+		out = appendAll(out, b.Realtime)
 	case wire.TypeInstOtherSIMD:
-		for _, v := range b.OtherSIMD {
-			out = append(out, v)
-		}
+		out = appendAll(out, b.OtherSIMD)
 	case wire.TypeDispatch:
-		for _, v := range b.Dispatches {
-			out = append(out, v)
-		}
+		out = appendAll(out, b.Dispatches)
 	case wire.TypeMarker:
-		for _, v := range b.Markers {
-			out = append(out, v)
-		}
+		out = appendAll(out, b.Markers)
 	default:
 		out = append(out, b.Raw)
+	}
+	return out
+}
+
+func appendAll[T any](out []any, s []T) []any {
+	for _, v := range s {
+		out = append(out, v)
 	}
 	return out
 }
