@@ -70,16 +70,7 @@ func TestDifferentialROCm(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 90; seed++ {
 		t.Run(fmt.Sprintf("hand/seed%d", seed), func(t *testing.T) {
-			ix := handIndex(0, loopKernel)
-			switch seed % 3 {
-			case 1:
-				ix = callIndex()
-			case 2:
-				ix = handIndex(0, mfmaKernel)
-			}
-			cfg := seedConfig(ix, seed)
-			cfg.Instrument, cfg.LateLoad, cfg.PerfInterval = false, false, 0
-			cfg.Kernels = []Kernel{{Entry: 0x100}}
+			ix, cfg := handSeedConfig(seed)
 			cfg.Compat016 = legacy
 			trace, want, err := Generate(cfg)
 			if err != nil {

@@ -100,16 +100,7 @@ func TestRoundTripNative(t *testing.T) {
 func TestRoundTripHand(t *testing.T) {
 	calls := 0
 	for seed := uint64(1); seed <= 30; seed++ {
-		ix := handIndex(0, loopKernel)
-		switch seed % 3 {
-		case 1:
-			ix = callIndex()
-		case 2:
-			ix = handIndex(0, mfmaKernel)
-		}
-		cfg := seedConfig(ix, seed)
-		cfg.Instrument, cfg.LateLoad, cfg.PerfInterval = false, false, 0
-		cfg.Kernels = []Kernel{{Entry: 0x100}}
+		ix, cfg := handSeedConfig(seed)
 		trace, want, err := Generate(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -134,6 +125,22 @@ func TestRoundTripHand(t *testing.T) {
 	if calls == 0 {
 		t.Fatal("no wave called the function")
 	}
+}
+
+// handSeedConfig is seedConfig for one of the hand-written kernels, chosen
+// by the seed, at raw addresses (code object 0, no instrumentation).
+func handSeedConfig(seed uint64) (*wire.Index, Config) {
+	ix := handIndex(0, loopKernel)
+	switch seed % 3 {
+	case 1:
+		ix = callIndex()
+	case 2:
+		ix = handIndex(0, mfmaKernel)
+	}
+	cfg := seedConfig(ix, seed)
+	cfg.Instrument, cfg.LateLoad, cfg.PerfInterval = false, false, 0
+	cfg.Kernels = []Kernel{{Entry: 0x100}}
+	return ix, cfg
 }
 
 func cfgSummary(c Config) string {
