@@ -75,13 +75,7 @@ func TestRoundTripRDNAHand(t *testing.T) {
 							}
 						}
 					}
-					got, err := decodeNative(t, trace, ix)
-					if err != nil {
-						t.Fatalf("decode: %v", err)
-					}
-					if d := Diff(want, got); d != "" {
-						t.Fatalf("config %s %+v\n%s", cfgSummary(cfg), o, d)
-					}
+					matchNative(t, trace, ix, want, fmt.Sprintf("config %s %+v\n", cfgSummary(cfg), o))
 				})
 			}
 			if calls == 0 {

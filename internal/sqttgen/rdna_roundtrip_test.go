@@ -31,13 +31,7 @@ func TestRoundTripRDNA(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := decodeNative(t, trace, ix)
-				if err != nil {
-					t.Fatalf("decode: %v", err)
-				}
-				if d := Diff(want, got); d != "" {
-					t.Fatalf("config %s %+v\n%s", cfgSummary(cfg), o, d)
-				}
+				matchNative(t, trace, ix, want, fmt.Sprintf("config %s %+v\n", cfgSummary(cfg), o))
 			})
 		}
 	}
@@ -73,13 +67,7 @@ func TestRoundTripRDNABig(t *testing.T) {
 	if occ < 2 || other < 2 {
 		t.Fatalf("%d occupancy and %d INST_OTHER_SIMD batches: want several of each", occ, other)
 	}
-	got, err := decodeNative(t, trace, ix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := Diff(want, got); d != "" {
-		t.Fatal(d)
-	}
+	matchNative(t, trace, ix, want, "")
 }
 
 // TestRoundTripRDNADrop is the round trip with DropTokens: instructions
@@ -101,13 +89,7 @@ func TestRoundTripRDNADrop(t *testing.T) {
 					infos++
 				}
 			}
-			got, err := decodeNative(t, trace, ix)
-			if err != nil {
-				t.Fatalf("gfx%d seed %d: decode: %v", a.gfxip, seed, err)
-			}
-			if d := Diff(want, got); d != "" {
-				t.Fatalf("gfx%d seed %d: config %s %+v\n%s", a.gfxip, seed, cfgSummary(cfg), o, d)
-			}
+			matchNative(t, trace, ix, want, fmt.Sprintf("gfx%d seed %d: config %s %+v\n", a.gfxip, seed, cfgSummary(cfg), o))
 		}
 	}
 	if infos == 0 {

@@ -66,6 +66,19 @@ func decodeNative(t testing.TB, trace []byte, ix *wire.Index) ([]wire.Batch, err
 	return got, err
 }
 
+// matchNative decodes trace with the native decoder and fails t unless it
+// gives the records want; context (may be "") starts the messages.
+func matchNative(t testing.TB, trace []byte, ix *wire.Index, want []wire.Batch, context string) {
+	t.Helper()
+	got, err := decodeNative(t, trace, ix)
+	if err != nil {
+		t.Fatalf("%sdecode: %v", context, err)
+	}
+	if d := Diff(want, got); d != "" {
+		t.Fatalf("%s%s", context, d)
+	}
+}
+
 // TestRoundTripNative decodes generated traces of the test kernels with the
 // native decoder and compares every record with the generator's
 // expectation.
@@ -83,13 +96,7 @@ func TestRoundTripNative(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := decodeNative(t, trace, ix)
-				if err != nil {
-					t.Fatalf("decode: %v", err)
-				}
-				if d := Diff(want, got); d != "" {
-					t.Fatalf("config %+v\n%s", cfgSummary(cfg), d)
-				}
+				matchNative(t, trace, ix, want, fmt.Sprintf("config %+v\n", cfgSummary(cfg)))
 			})
 		}
 	}
@@ -105,13 +112,7 @@ func TestRoundTripHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeNative(t, trace, ix)
-		if err != nil {
-			t.Fatalf("seed %d: decode: %v", seed, err)
-		}
-		if d := Diff(want, got); d != "" {
-			t.Fatalf("seed %d: config %+v\n%s", seed, cfgSummary(cfg), d)
-		}
+		matchNative(t, trace, ix, want, fmt.Sprintf("seed %d: config %+v\n", seed, cfgSummary(cfg)))
 		for _, b := range want {
 			for _, w := range b.Waves {
 				for _, in := range w.Instructions {
@@ -155,13 +156,7 @@ func TestScenariosNative(t *testing.T) {
 		s := &scenarios[i]
 		t.Run(s.name, func(t *testing.T) {
 			trace, want := buildScenario(s, false)
-			got, err := decodeNative(t, trace, s.ix)
-			if err != nil {
-				t.Fatalf("decode: %v", err)
-			}
-			if d := Diff(want, got); d != "" {
-				t.Fatal(d)
-			}
+			matchNative(t, trace, s.ix, want, "")
 		})
 	}
 	for _, v := range []struct {
@@ -181,13 +176,7 @@ func TestScenariosNative(t *testing.T) {
 			}
 			writeB1Body(e, func(uint64) wire.PC { return wire.PC{} }, v.rt)
 			e.end()
-			got, err := decodeNative(t, unhex(t, v.hex), v.ix)
-			if err != nil {
-				t.Fatalf("decode: %v", err)
-			}
-			if d := Diff(*want, got); d != "" {
-				t.Fatal(d)
-			}
+			matchNative(t, unhex(t, v.hex), v.ix, *want, "")
 		})
 	}
 }
@@ -265,13 +254,7 @@ func bigBatches(t *testing.T, ix *wire.Index, cfg Config, typ wire.RecordType) {
 		t.Fatalf("%s batches %v: want a first one of 65536 or more", typ, sizes)
 	}
 	t.Logf("%s batches of %v records", typ, sizes)
-	got, err := decodeNative(t, trace, ix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := Diff(want, got); d != "" {
-		t.Fatal(d)
-	}
+	matchNative(t, trace, ix, want, "")
 }
 
 // TestParallelSegments checks the segmented generation of large traces
