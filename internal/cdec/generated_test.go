@@ -17,37 +17,6 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
-// loopKernel is a hand-written gfx9 kernel at 0x100: a loop, a forward
-// branch, a barrier, LDS, SMEM, VMEM and VALU instructions.
-var loopKernel = []struct {
-	a, size uint64
-	text    string
-}{
-	{0x100, 8, "s_load_dwordx2 s[0:1], s[4:5], 0x0"},
-	{0x108, 4, "s_mov_b32 s2, 0"},
-	{0x10c, 4, "v_mov_b32_e32 v1, 0"},
-	{0x110, 4, "s_waitcnt lgkmcnt(0)"},
-	{0x114, 8, "global_load_dword v2, v[0:1], off"},
-	{0x11c, 4, "v_add_u32_e32 v1, v1, v2"},
-	{0x120, 4, "s_add_u32 s2, s2, 1"},
-	{0x124, 4, "s_cmp_lt_u32 s2, 10"},
-	{0x128, 8, "ds_write_b32 v0, v1"},
-	{0x130, 4, "s_cbranch_scc1 65530"},
-	{0x134, 4, "s_cbranch_execz 2"},
-	{0x138, 4, "s_barrier"},
-	{0x13c, 4, "s_nop 0"},
-	{0x140, 8, "global_store_dword v[0:1], v1, off"},
-	{0x148, 4, "s_endpgm"},
-}
-
-func loopIndex(coid uint64) *wire.Index {
-	ix := &wire.Index{}
-	for _, r := range loopKernel {
-		ix.Rows = append(ix.Rows, wire.Row{CodeObj: coid, Vaddr: r.a, Size: r.size, Text: r.text})
-	}
-	return ix
-}
-
 // generatedConfigs are the gfx9 scenarios of the real-library test: the
 // hand loop kernel, and kernels compiled from testdata/kernels (the indexes
 // of internal/sqttgen/testdata) with the generator's options varied. None
@@ -60,12 +29,12 @@ func generatedConfigs(t *testing.T) map[string]sqttgen.Config {
 	k0 := []sqttgen.Kernel{{Entry: 0x100}}
 	k3 := []sqttgen.Kernel{{Entry: 0x100, CodeObjectID: 3}}
 	cfgs := map[string]sqttgen.Config{
-		"plain":        {Index: loopIndex(0), Kernels: k0, Seed: 1},
-		"perf-sd":      {Index: loopIndex(0), Kernels: k0, Seed: 2, Perf: true, ShaderData: true, SIMDs: 2},
-		"instrumented": {Index: loopIndex(3), Kernels: k3, Seed: 3, Instrument: true, Perf: true, PerfInterval: 300},
-		"late-load":    {Index: loopIndex(3), Kernels: k3, Seed: 4, Instrument: true, LateLoad: true},
-		"dispatch":     {Index: loopIndex(0), Kernels: k0, Seed: 5, Dispatch: true, Events: true, Version2: 4},
-		"mi350":        {Index: loopIndex(0), Kernels: k0, Seed: 6, Version2: 6, WavesPerSIMD: 10},
+		"plain":        {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 1},
+		"perf-sd":      {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 2, Perf: true, ShaderData: true, SIMDs: 2},
+		"instrumented": {Index: sqttgen.LoopIndex(3), Kernels: k3, Seed: 3, Instrument: true, Perf: true, PerfInterval: 300},
+		"late-load":    {Index: sqttgen.LoopIndex(3), Kernels: k3, Seed: 4, Instrument: true, LateLoad: true},
+		"dispatch":     {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 5, Dispatch: true, Events: true, Version2: 4},
+		"mi350":        {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 6, Version2: 6, WavesPerSIMD: 10},
 	}
 	for _, arch := range []string{"gfx90a", "gfx942"} {
 		ix, err := wire.ReadIndexFile(filepath.Join("..", "sqttgen", "testdata", arch+".index"))
@@ -215,7 +184,7 @@ func BenchmarkFixture(b *testing.B) {
 // through the library (set ROCPROF_TRACE_DECODER_LIB).
 func BenchmarkRealLibrary(b *testing.B) {
 	d := realDecoder(b)
-	ix := loopIndex(0)
+	ix := sqttgen.LoopIndex(0)
 	trace, _, err := sqttgen.Generate(sqttgen.Config{Index: ix, Kernels: []sqttgen.Kernel{{Entry: 0x100}},
 		Seed: 9, TargetBytes: 32 << 20, Perf: true, ShaderData: true})
 	if err != nil {

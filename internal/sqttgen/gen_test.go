@@ -22,26 +22,6 @@ func handIndex(id uint64, rows []row) *wire.Index {
 	return ix
 }
 
-// loopKernel is a hand-written kernel at 0x100 with a loop, a forward
-// branch, a barrier, LDS, SMEM, VMEM and VALU instructions.
-var loopKernel = []row{
-	{0x100, 8, "s_load_dwordx2 s[0:1], s[4:5], 0x0"},
-	{0x108, 4, "s_mov_b32 s2, 0"},
-	{0x10c, 4, "v_mov_b32_e32 v1, 0"},
-	{0x110, 4, "s_waitcnt lgkmcnt(0)"},
-	{0x114, 8, "global_load_dword v2, v[0:1], off"},
-	{0x11c, 4, "v_add_u32_e32 v1, v1, v2"},
-	{0x120, 4, "s_add_u32 s2, s2, 1"},
-	{0x124, 4, "s_cmp_lt_u32 s2, 10"},
-	{0x128, 8, "ds_write_b32 v0, v1"},
-	{0x130, 4, "s_cbranch_scc1 65530"},
-	{0x134, 4, "s_cbranch_execz 2"},
-	{0x138, 4, "s_barrier"},
-	{0x13c, 4, "s_nop 0"},
-	{0x140, 8, "global_store_dword v[0:1], v1, off"},
-	{0x148, 4, "s_endpgm"},
-}
-
 // callKernel calls a function with s_swappc; the function returns with
 // s_setpc.
 var callKernel = []row{
@@ -154,7 +134,7 @@ func checkWant(t *testing.T, want []wire.Batch, ix *wire.Index) (waves, insts in
 }
 
 func TestGenerateHandKernel(t *testing.T) {
-	ix := handIndex(0, loopKernel)
+	ix := LoopIndex(0)
 	cfg := Config{Index: ix, Kernels: []Kernel{{Entry: 0x100}}, Seed: 1, Perf: true, ShaderData: true,
 		Dispatch: true, Events: true, BarrierMessages: true}
 	trace, want, err := Generate(cfg)
@@ -183,7 +163,7 @@ func TestGenerateHandKernel(t *testing.T) {
 }
 
 func TestGenerateInstrumented(t *testing.T) {
-	ix := handIndex(3, loopKernel)
+	ix := LoopIndex(3)
 	for _, late := range []bool{false, true} {
 		trace, want, err := Generate(Config{Index: ix, Kernels: []Kernel{{Entry: 0x100, CodeObjectID: 3}},
 			Seed: 7, Instrument: true, LateLoad: late, Perf: true, PerfInterval: 300})
@@ -218,7 +198,7 @@ func TestGenerateInstrumented(t *testing.T) {
 }
 
 func TestGenerateLongLoop(t *testing.T) {
-	ix := handIndex(0, loopKernel)
+	ix := LoopIndex(0)
 	// Trip counts come from the seed: some wave among a few seeds must run
 	// a loop thousands of times.
 	longest := 0
@@ -243,7 +223,7 @@ func TestGenerateLongLoop(t *testing.T) {
 // TestGenerateFromProvider generates from an isa.Provider and a kernel
 // entry instead of an index, and gets the same trace.
 func TestGenerateFromProvider(t *testing.T) {
-	ix := handIndex(0, loopKernel)
+	ix := LoopIndex(0)
 	base := Config{Kernels: []Kernel{{Entry: 0x100}}, Seed: 9, Perf: true}
 	a, b := base, base
 	a.Index = ix

@@ -131,7 +131,7 @@ func TestRoundTripHand(t *testing.T) {
 // handSeedConfig is seedConfig for one of the hand-written kernels, chosen
 // by the seed, at raw addresses (code object 0, no instrumentation).
 func handSeedConfig(seed uint64) (*wire.Index, Config) {
-	ix := handIndex(0, loopKernel)
+	ix := LoopIndex(0)
 	switch seed % 3 {
 	case 1:
 		ix = callIndex()
