@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -69,16 +69,6 @@ func peakHeap() (stop func() uint64) {
 	}
 }
 
-// cpuTime returns the CPU time the process has used (user + system): on a
-// loaded machine instructions per CPU second is the steadier figure.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkStats runs att-stats end to end (read the record stream, fold,
 // write the CSV) on streams of 2.5, 10 and 41 million instructions: waves
 // of 10 000 instructions over a 512-instruction kernel, 8 waves a batch.
@@ -130,7 +120,7 @@ func BenchmarkStats(b *testing.B) {
 	// The reader alone, for comparison: what the fold adds on top.
 	b.Run("read-only/waves=1024", func(b *testing.B) {
 		const waves = 1024
-		cpu0 := cpuTime()
+		cpu0 := testutil.CPUTime()
 		rd := wire.NewReader(&repeatReader{}, "")
 		for b.Loop() {
 			rd.Reset(&repeatReader{head: head.Bytes(), body: body.Bytes(), n: waves / 8}, "bench")
@@ -142,7 +132,7 @@ func BenchmarkStats(b *testing.B) {
 		}
 		insts := float64(waves*perWave) * float64(b.N)
 		b.ReportMetric(insts/b.Elapsed().Seconds(), "instructions/s")
-		b.ReportMetric(insts/(cpuTime()-cpu0).Seconds(), "instructions/cpu-s")
+		b.ReportMetric(insts/(testutil.CPUTime()-cpu0).Seconds(), "instructions/cpu-s")
 	})
 	for _, waves := range []int{256, 1024, 4096} {
 		insts := int64(waves * perWave)
@@ -151,7 +141,7 @@ func BenchmarkStats(b *testing.B) {
 			b.SetBytes(int64(head.Len() + body.Len()*waves/8))
 			runtime.GC()
 			stop := peakHeap()
-			cpu0 := cpuTime()
+			cpu0 := testutil.CPUTime()
 			for b.Loop() {
 				in := &repeatReader{head: head.Bytes(), body: body.Bytes(), n: waves / 8}
 				var out, errb bytes.Buffer
@@ -159,7 +149,7 @@ func BenchmarkStats(b *testing.B) {
 					b.Fatalf("exit %d: %s", code, errb.String())
 				}
 			}
-			cpu := cpuTime() - cpu0
+			cpu := testutil.CPUTime() - cpu0
 			peak := stop()
 			if cpu > 0 {
 				b.ReportMetric(float64(insts)*float64(b.N)/cpu.Seconds(), "instructions/cpu-s")

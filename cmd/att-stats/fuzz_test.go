@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestSeedStreams(t *testing.T) {
 	worked := filepath.Join("testdata", "worked.rec")
 	runs := filepath.Join("testdata", "runs.rec")
-	if *update {
+	if testutil.Update() {
 		writeStream(t, worked, part{run: 1, waves: []wire.Wave{workedWave(0), workedWave(1)}})
 		writeStream(t, runs, part{run: 1, waves: []wire.Wave{workedWave(0)}},
 			part{run: 2, se: 1, waves: []wire.Wave{workedWave(2)}})

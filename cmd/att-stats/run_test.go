@@ -3,16 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 type part struct {
 	run   int
@@ -119,25 +117,6 @@ func runTool(t testing.TB, stdin []byte, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs from the golden file; got written to %s.got", name, path)
-	}
-}
-
 // TestWorkedExample pins all four formats for the §4.1 worked example run
 // twice (once per SE) plus a PC the index lacks.
 func TestWorkedExample(t *testing.T) {
@@ -172,7 +151,7 @@ func TestWorkedExample(t *testing.T) {
 	if !strings.Contains(r.stderr, "warning: 1 of 9 executed instructions (1 PCs) are not in the index; they get rows without ISA text (missing PCs in code object 2 [0x40, 0x40]; index ") {
 		t.Errorf("stderr lacks the partial-mismatch warning: %q", r.stderr)
 	}
-	golden(t, "worked.csv", []byte(r.stdout))
+	testutil.Golden(t, "worked.csv", []byte(r.stdout))
 
 	r = runTool(t, nil, "--index", idx, "--progress", "-o", filepath.Join(dir, "p.csv"), s)
 	if r.code != 0 || !strings.HasPrefix(r.stderr, "att-stats: 3 waves, 11 instructions folded; 5 PCs executed (1 not in the index)\n") {
@@ -183,7 +162,7 @@ func TestWorkedExample(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	golden(t, "worked.code.json", []byte(r.stdout))
+	testutil.Golden(t, "worked.code.json", []byte(r.stdout))
 	ix, err := wire.ParseCodeJSON([]byte(r.stdout))
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +182,7 @@ func TestWorkedExample(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	golden(t, "worked.jsonl", []byte(r.stdout))
+	testutil.Golden(t, "worked.jsonl", []byte(r.stdout))
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 	if len(lines) != 9 {
 		t.Fatalf("json: %d lines, want 8 instructions + 1 new PC", len(lines))
@@ -227,7 +206,7 @@ func TestNoIndex(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	golden(t, "noindex.code.json", []byte(r.stdout))
+	testutil.Golden(t, "noindex.code.json", []byte(r.stdout))
 	if !strings.HasPrefix(r.stdout, "{\n  \"code\": [\n    [\n      \"\",\n      0,\n      1,\n      \"\",\n      1,\n      4864,\n      1,\n      8,") {
 		t.Errorf("code.json starts:\n%s", r.stdout[:min(200, len(r.stdout))])
 	}

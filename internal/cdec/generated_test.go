@@ -7,13 +7,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/sqttgen"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -135,7 +135,7 @@ func benchDecode(b *testing.B, d *Decoder, trace []byte, p isa.Provider) {
 	var recs, insts int64
 	b.SetBytes(int64(len(trace)))
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), testutil.CPUTime()
 	for b.Loop() {
 		err := d.Decode(context.Background(), bytes.NewReader(trace), p, func(bt *wire.Batch) error {
 			r, i := records(bt)
@@ -153,16 +153,8 @@ func benchDecode(b *testing.B, d *Decoder, trace []byte, p isa.Provider) {
 	if recs > 0 {
 		// CPU time of the process per record: steadier than wall time
 		// on a loaded machine.
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(recs), "cpu-ns/record")
+		b.ReportMetric(float64(testutil.CPUTime()-cpu0)/float64(recs), "cpu-ns/record")
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkFixture measures the binding's own cost: the fixture library

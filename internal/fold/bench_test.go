@@ -1,10 +1,9 @@
 package fold
 
 import (
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -43,16 +42,6 @@ func benchWave(n, iters int) *wire.Wave {
 	return w
 }
 
-// cpuTime returns the CPU time the process has used: on a loaded machine
-// instructions per CPU second is the steadier figure.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkAddWave folds waves of about 10 000 instructions; the goal is at
 // least 20 million instructions per second on one core.
 func BenchmarkAddWave(b *testing.B) {
@@ -73,12 +62,12 @@ func benchAddWave(b *testing.B, ix *wire.Index) *wire.Wave {
 	f := New(ix)
 	b.ReportAllocs()
 	n := 0
-	cpu0 := cpuTime()
+	cpu0 := testutil.CPUTime()
 	for b.Loop() {
 		f.AddWave(w)
 		n += len(w.Instructions)
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "instructions/s")
-	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds(), "instructions/cpu-s")
+	b.ReportMetric(float64(n)/(testutil.CPUTime()-cpu0).Seconds(), "instructions/cpu-s")
 	return w
 }

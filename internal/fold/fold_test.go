@@ -2,16 +2,12 @@ package fold
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 func pc(co, addr uint64) wire.PC { return wire.PC{Address: addr, CodeObjectID: co} }
 
@@ -112,31 +108,11 @@ func TestCSVWorkedExample(t *testing.T) {
 	}
 }
 
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs from golden; got written to %s.got", name, path)
-	}
-}
-
 func TestCodeJSONWorkedExample(t *testing.T) {
 	f := New(exampleIndex())
 	f.AddWave(workedWave())
 	got := f.CodeJSON()
-	golden(t, "worked.code.json", got)
+	testutil.Golden(t, "worked.code.json", got)
 	if bytes.HasSuffix(got, []byte("\n")) {
 		t.Error("code.json ends in a newline")
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -45,7 +46,7 @@ func TestNewPCs(t *testing.T) {
 	if !strings.Contains(got, "1,4888,\"s_cmp_lg_u32 s2, 0\",1,5,0,0,\r\n") {
 		t.Errorf("CSV lacks the hit index row:\n%s", got)
 	}
-	golden(t, "newpcs.code.json", f.CodeJSON())
+	testutil.Golden(t, "newpcs.code.json", f.CodeJSON())
 	ix, err := wire.ParseCodeJSON(f.CodeJSON())
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestSeveralCodeObjects(t *testing.T) {
 	if got := csvOf(t, f); got != want {
 		t.Errorf("CSV:\n%q\nwant:\n%q", got, want)
 	}
-	golden(t, "twocodeobjs.code.json", f.CodeJSON())
+	testutil.Golden(t, "twocodeobjs.code.json", f.CodeJSON())
 }
 
 // TestDuplicateRows: when rows share a PC the last gives the entry's text;

@@ -6,12 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/sqttgen"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -167,7 +166,7 @@ func benchDecode(b *testing.B, data []byte, prov isa.Provider, heap bool) {
 		runtime.ReadMemStats(&ms)
 		base = ms.HeapAlloc
 	}
-	cpu0 := cpuTime()
+	cpu0 := testutil.CPUTime()
 	for b.Loop() {
 		insts = 0
 		calls := 0
@@ -185,7 +184,7 @@ func benchDecode(b *testing.B, data []byte, prov isa.Provider, heap bool) {
 			b.Fatal(err)
 		}
 	}
-	cpu := (cpuTime() - cpu0).Seconds()
+	cpu := (testutil.CPUTime() - cpu0).Seconds()
 	b.ReportMetric(float64(insts)*float64(b.N)/b.Elapsed().Seconds(), "inst/s")
 	b.ReportMetric(float64(insts), "inst/op")
 	b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu, "MB/cpu-s")
@@ -193,13 +192,6 @@ func benchDecode(b *testing.B, data []byte, prov isa.Provider, heap bool) {
 	if heap {
 		b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
 	}
-}
-
-// cpuTime is the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestMemoryBounded checks that memory does not grow with trace length:

@@ -2,12 +2,12 @@ package sqtt
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -130,15 +130,13 @@ func TestVectorB2(t *testing.T) {
 	check(t, got, want)
 }
 
-var update = flag.Bool("update", false, "rewrite testdata files")
-
 // TestTestdataVectors keeps testdata/b1.att and b2.att (the fuzz seeds)
 // equal to the appendix B vectors; -update rewrites them.
 func TestTestdataVectors(t *testing.T) {
 	for name, v := range map[string]string{"b1.att": vectorB1, "b2.att": vectorB2} {
 		p := filepath.Join("testdata", name)
 		want := unhex(t, v)
-		if *update {
+		if testutil.Update() {
 			if err := os.WriteFile(p, want, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -3,14 +3,11 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/attkit/attkit/internal/testutil"
+)
 
 // workedExample is the two-label kernel of python-layer §3.7.
 func workedExample() *Index {
@@ -38,28 +35,10 @@ func workedExample() *Index {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs from golden; wrote %s.got", path, path)
-	}
-}
-
 func TestCodeJSONWorkedExample(t *testing.T) {
 	ix := workedExample()
 	got := ix.CodeJSON()
-	golden(t, "worked-example.code.json", got)
+	testutil.Golden(t, "worked-example.code.json", got)
 	if bytes.HasSuffix(got, []byte("\n")) {
 		t.Error("code.json ends with a newline")
 	}

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/attkit/attkit/internal/testutil"
 )
 
 // sampleBatches holds one batch of every record type, unknown included,
@@ -336,7 +338,7 @@ func TestJSONProjectionGolden(t *testing.T) {
 	for i := range bs {
 		out = jw.AppendBatch(out, &h, &bs[i])
 	}
-	golden(t, "all-types.jsonl", out)
+	testutil.Golden(t, "all-types.jsonl", out)
 }
 
 // TestJQAgreesWithRealJQ checks the --jq contract: a filter run by the
