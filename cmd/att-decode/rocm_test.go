@@ -10,7 +10,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/attkit/attkit/internal/codeobj"
 	"github.com/attkit/attkit/internal/sqttgen"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -204,22 +204,6 @@ func TestRocmCodeObjects(t *testing.T) {
 	}
 }
 
-const rocmB1 = `
-11 a0 0f 00 00 00 00 00 05 18 10 00 00 00 05 1a 00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
-0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00 0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
-20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02 00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
-30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00 00 00 00 00 00 00`
-
-const rocmB2 = `
-11 a0 0f 00 00 00 00 00 02 80 42 c3 00 52 4f 43 02 80 42 c3 06 00 6a 18 02 80 42 c3 04 02 00 00
-02 80 42 c3 00 10 00 00 02 80 42 c3 04 03 00 00 02 80 42 c3 00 00 00 00 02 80 42 c3 04 01 00 00
-02 80 42 c3 00 01 00 00 02 80 42 c3 04 00 00 00 02 80 42 c3 1e 00 00 00 05 18 10 00 00 00 05 1a
-00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00 0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
-0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00 20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
-00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00 02 80 43 c3 05 00 00 00 02 80 43 c3 10 00 00 00
-02 80 43 c3 02 00 00 00 02 80 43 c3 20 00 00 00 30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
-00 00 00 00 00 00`
-
 // Differences between AMD's 0.1.6 library and the native decoder (which
 // follows the newest behaviour), for TestRocmMatchesNative.
 //
@@ -360,7 +344,7 @@ func timelineSum(w *wire.Wave) int64 {
 // EXEC 12), the occupancy word reduced to the start bit.
 func TestAllow016(t *testing.T) {
 	code, out, errs := rocmRun("--backend", "native", "--index", rocmIndex(t, 0, 0x1000, gfx9Rows), "-q",
-		writeTemp(t, "b1.att", unhexRocm(t, rocmB1)))
+		writeTemp(t, "b1.att", testutil.Unhex(t, testutil.VectorB1)))
 	if code != 0 {
 		t.Fatalf("native: exit %d: %s", code, errs)
 	}
@@ -397,21 +381,6 @@ func TestAllow016(t *testing.T) {
 	}
 }
 
-func unhexRocm(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// loop kernel of the generated traces.
-var rocmLoopRows = []string{"8 s_load_dwordx2 s[0:1], s[4:5], 0x0", "4 s_mov_b32 s2, 0", "4 v_mov_b32_e32 v1, 0",
-	"4 s_waitcnt lgkmcnt(0)", "8 global_load_dword v2, v[0:1], off", "4 v_add_u32_e32 v1, v1, v2",
-	"4 s_add_u32 s2, s2, 1", "4 s_cmp_lt_u32 s2, 10", "8 ds_write_b32 v0, v1", "4 s_cbranch_scc1 65530",
-	"4 s_cbranch_execz 2", "4 s_barrier", "4 s_nop 0", "8 global_store_dword v[0:1], v1, off", "4 s_endpgm"}
-
 // TestRocmMatchesNative runs att-decode with both backends on every gfx9
 // test trace and compares the record streams (needs AMD's library).
 func TestRocmMatchesNative(t *testing.T) {
@@ -442,8 +411,8 @@ func TestRocmMatchesNative(t *testing.T) {
 	t.Run("vectors-and-sample", func(t *testing.T) {
 		type tc struct{ name, trace, index string }
 		cases := []tc{
-			{"B.1", writeTemp(t, "b1.att", unhexRocm(t, rocmB1)), rocmIndex(t, 0, 0x1000, gfx9Rows)},
-			{"B.2", writeTemp(t, "b2.att", unhexRocm(t, rocmB2)), rocmIndex(t, 7, 0, gfx9Rows)},
+			{"B.1", writeTemp(t, "b1.att", testutil.Unhex(t, testutil.VectorB1)), rocmIndex(t, 0, 0x1000, gfx9Rows)},
+			{"B.2", writeTemp(t, "b2.att", testutil.Unhex(t, testutil.VectorB2)), rocmIndex(t, 7, 0, gfx9Rows)},
 		}
 		// The bundled sample capture (testdata/sample, gfx942).
 		sample := filepath.Join("..", "..", "testdata", "sample")
@@ -497,11 +466,8 @@ func TestRocmMatchesNative(t *testing.T) {
 			if cfg.Instrument {
 				coid = 3
 			}
-			index := rocmIndex(t, coid, 0x100, rocmLoopRows)
-			ix, err := wire.ReadIndexFile(index)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ix := sqttgen.LoopIndex(coid)
+			index := writeIndexFile(t, ix)
 			cfg.Index = ix
 			cfg.Kernels = []sqttgen.Kernel{{Entry: 0x100, CodeObjectID: coid}}
 			trace, newest, err := sqttgen.Generate(cfg)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,35 +11,16 @@ import (
 	"testing"
 
 	"github.com/attkit/attkit/internal/sqttgen"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-// The trace of sqtt-format.md appendix B.1.
-const vectorB1 = `
-11 a0 0f 00 00 00 00 00 05 18 10 00 00 00 05 1a
-00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
-0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
-0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
-20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
-00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
-30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
-00 00 00 00 00 00`
-
-func unhex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // fixture writes the B.1 trace under a rocprofv3 name and its index.
 func fixture(t *testing.T) (dir, trace, index string) {
 	t.Helper()
 	dir = t.TempDir()
 	trace = filepath.Join(dir, "123_agent_shader_engine_2_3.att")
-	if err := os.WriteFile(trace, unhex(t, vectorB1), 0o644); err != nil {
+	if err := os.WriteFile(trace, testutil.Unhex(t, testutil.VectorB1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ix := &wire.Index{}
@@ -201,7 +181,7 @@ func TestJq(t *testing.T) {
 }
 
 func TestStdinAndDefaults(t *testing.T) {
-	code, out, errs := runCmd(unhex(t, vectorB1), "--backend", "native", "--format", "json", "-")
+	code, out, errs := runCmd(testutil.Unhex(t, testutil.VectorB1), "--backend", "native", "--format", "json", "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -223,7 +203,7 @@ func TestErrors(t *testing.T) {
 		}
 		return p
 	}
-	b1 := unhex(t, vectorB1)
+	b1 := testutil.Unhex(t, testutil.VectorB1)
 	mi400 := append([]byte{0x91, 0x02, 0, 0, 0, 0, 0, 0}, make([]byte, 32)...)
 	badSlot := append(append([]byte{}, b1[:0x16]...), 0x03, 0x30, 0x44, 0x00) // WAVE_START wave 12
 	for _, tc := range []struct {

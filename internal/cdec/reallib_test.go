@@ -4,7 +4,6 @@ package cdec
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/attkit/attkit/internal/codeobj"
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -43,24 +43,9 @@ var vectors = []struct {
 	base  uint64
 	isa   []string // "size text", consecutive from base
 }{
-	{"B.1 gfx9", `
-11 a0 0f 00 00 00 00 00 05 18 10 00 00 00 05 1a 00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
-0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00 0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
-20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02 00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
-30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00 00 00 00 00 00 00`, 9, 0, 0x1000, gfx9ISA},
-	{"B.2 gfx9 instrumented", `
-11 a0 0f 00 00 00 00 00 02 80 42 c3 00 52 4f 43 02 80 42 c3 06 00 6a 18 02 80 42 c3 04 02 00 00
-02 80 42 c3 00 10 00 00 02 80 42 c3 04 03 00 00 02 80 42 c3 00 00 00 00 02 80 42 c3 04 01 00 00
-02 80 42 c3 00 01 00 00 02 80 42 c3 04 00 00 00 02 80 42 c3 1e 00 00 00 05 18 10 00 00 00 05 1a
-00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00 0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
-0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00 20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
-00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00 02 80 43 c3 05 00 00 00 02 80 43 c3 10 00 00 00
-02 80 43 c3 02 00 00 00 02 80 43 c3 20 00 00 00 30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
-00 00 00 00 00 00`, 9, 7, 0, gfx9ISA},
-	{"B.3 gfx12", `
-11 02 00 00 00 00 00 00 09 80 0c 00 20 00 00 00 09 80 0d 00 00 00 00 00 f8 f8 f8 f8 f8 18 0c 00
-00 02 22 10 b0 01 74 01 00 2a a0 d0 05 f5 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00`, 12, 0, 0x2000,
+	{"B.1 gfx9", testutil.VectorB1, 9, 0, 0x1000, gfx9ISA},
+	{"B.2 gfx9 instrumented", testutil.VectorB2, 9, 7, 0, gfx9ISA},
+	{"B.3 gfx12", testutil.VectorB3, 12, 0, 0x2000,
 		[]string{"8 s_load_b32 s0, s[0:1], 0x0", "4 v_mov_b32_e32 v0, s0", "4 v_add_f32_e32 v1, v0, v0", "4 s_nop 0", "4 s_endpgm"}},
 }
 
@@ -81,15 +66,6 @@ func vectorISA(base, coid uint64, rows []string) mapISA {
 		a += size
 	}
 	return m
-}
-
-func unhexT(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // b1Wave016 and b1WaveNewest are the WAVE record of Appendix B.1 as the
@@ -131,7 +107,7 @@ func TestRealLibraryVectors(t *testing.T) {
 	old := is01(d.Version())
 	for _, v := range vectors {
 		t.Run(v.name, func(t *testing.T) {
-			trace := unhexT(t, v.hex)
+			trace := testutil.Unhex(t, v.hex)
 			p := vectorISA(v.base, v.coid, v.isa)
 			var got collector
 			if err := d.Decode(context.Background(), strings.NewReader(string(trace)), p, got.emit); err != nil {
@@ -169,7 +145,7 @@ func TestRealLibraryVectors(t *testing.T) {
 func TestRealLibraryChunks(t *testing.T) {
 	d := realDecoder(t)
 	v := vectors[0]
-	trace := unhexT(t, v.hex)
+	trace := testutil.Unhex(t, v.hex)
 	p := vectorISA(v.base, v.coid, v.isa)
 	var one, three collector
 	if err := d.Decode(context.Background(), strings.NewReader(string(trace)), p, one.emit); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/attkit/attkit/internal/cdec"
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/sqttgen"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -37,7 +38,7 @@ func TestCompat016Vectors(t *testing.T) {
 		wire.Occupancy{PC: wire.PC{Address: 0x1000}, Time: 220},
 		wire.Occupancy{PC: wire.PC{Address: 0x1000}, Time: 228, CU: 1, SIMD: 2, WaveID: 3},
 	)
-	check(t, decode016(t, unhex(t, vectorB1), newTable(0, b1Rows(0x1000)...)), []wire.Batch{
+	check(t, decode016(t, testutil.Unhex(t, testutil.VectorB1), newTable(0, b1Rows(0x1000)...)), []wire.Batch{
 		gfxip(9), wb, occ,
 		sdB(wire.ShaderData{Time: 204, Value: 0xabcd}),
 		perfB(wire.PerfEvent{Time: 224, Events: [4]uint16{1, 2, 3, 4}}),
@@ -49,7 +50,7 @@ func TestCompat016Vectors(t *testing.T) {
 	for i := range occ.Occupancy {
 		occ.Occupancy[i].PC = wire.PC{CodeObjectID: 7}
 	}
-	check(t, decode016(t, unhex(t, vectorB2), newTable(7, b1Rows(0)...)), []wire.Batch{
+	check(t, decode016(t, testutil.Unhex(t, testutil.VectorB2), newTable(7, b1Rows(0)...)), []wire.Batch{
 		gfxip(9), {Type: wire.TypeWave, Waves: []wire.Wave{w2}}, occ,
 		rtB(wire.Realtime{ShaderClock: 208, RealtimeClock: 0x200000020}),
 		sdB(wire.ShaderData{Time: 204, Value: 0xabcd}),
@@ -128,8 +129,8 @@ func TestCompat016MatchesLibrary(t *testing.T) {
 		isa  isa.Provider
 	}
 	cases := []tc{
-		{"B.1", unhex(t, vectorB1), newTable(0, b1Rows(0x1000)...)},
-		{"B.2", unhex(t, vectorB2), newTable(7, b1Rows(0)...)},
+		{"B.1", testutil.Unhex(t, testutil.VectorB1), newTable(0, b1Rows(0x1000)...)},
+		{"B.2", testutil.Unhex(t, testutil.VectorB2), newTable(7, b1Rows(0)...)},
 	}
 	for i, tr := range seedTraces() {
 		both := newTable(0, b1Rows(0x1000)...)

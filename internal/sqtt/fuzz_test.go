@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -70,8 +71,8 @@ func fuzzDecode(t *testing.T, d *Decoder, data []byte, p isa.Provider) {
 // seedTraces are the hand-built traces of the scenario tests.
 func seedTraces() [][]byte {
 	var out [][]byte
-	for _, s := range []string{vectorB1, vectorB2} {
-		b, _ := unhexErr(s)
+	for _, s := range []string{testutil.VectorB1, testutil.VectorB2} {
+		b, _ := testutil.UnhexErr(s)
 		out = append(out, b)
 	}
 	out = append(out,

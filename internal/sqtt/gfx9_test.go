@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -396,7 +397,7 @@ func TestBarrierMessageLast(t *testing.T) {
 }
 
 func TestReadAndEmitErrors(t *testing.T) {
-	data := unhex(t, vectorB1)
+	data := testutil.Unhex(t, testutil.VectorB1)
 	boom := errors.New("boom")
 	r := io.MultiReader(bytes.NewReader(data[:50]), iotest.ErrReader(boom))
 	err := New().Decode(context.Background(), r, nil, func(*wire.Batch) error { return nil })
@@ -420,7 +421,7 @@ func TestReadAndEmitErrors(t *testing.T) {
 func TestSmallReads(t *testing.T) {
 	// Records do not depend on how the input arrives.
 	data, _ := synthTrace(2, 20)
-	data = append(unhex(t, vectorB2)[:len(unhex(t, vectorB2))-8], data[8:]...)
+	data = append(testutil.Unhex(t, testutil.VectorB2)[:len(testutil.Unhex(t, testutil.VectorB2))-8], data[8:]...)
 	collect := func(r io.Reader) string {
 		var s []byte
 		err := New().Decode(context.Background(), r, newTable(7, b1Rows(0)...), func(b *wire.Batch) error {

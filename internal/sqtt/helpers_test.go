@@ -3,7 +3,6 @@ package sqtt
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"fmt"
 	"reflect"
 	"strings"
@@ -42,18 +41,6 @@ func (t *table) ISA(pc wire.PC) (string, uint64, bool) {
 	e, ok := t.m[pc]
 	return e.text, e.size, ok
 }
-
-// unhex turns the spec's hex dumps into bytes.
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := unhexErr(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func unhexErr(s string) ([]byte, error) { return hex.DecodeString(strings.Join(strings.Fields(s), "")) }
 
 // cloneBatch deep-copies the parts of a batch a test looks at.
 func cloneBatch(b *wire.Batch) wire.Batch {

@@ -1,6 +1,9 @@
 package sqtt
 
-import "github.com/attkit/attkit/internal/wire"
+import (
+	"github.com/attkit/attkit/internal/testutil"
+	"github.com/attkit/attkit/internal/wire"
+)
 
 // DiffTrace is a hand-built RDNA trace with its ISA, for the differential
 // test against AMD's library (rdna_lib_test.go, package sqtt_test).
@@ -39,8 +42,8 @@ func diffTrace(name string, data []byte, isa *table) DiffTrace {
 
 // RDNADiffTraces are the RDNA vectors and scenarios of the tests.
 func RDNADiffTraces() []DiffTrace {
-	b3, _ := unhexErr(vectorB3)
-	b4, _ := unhexErr(vectorB4)
+	b3, _ := testutil.UnhexErr(testutil.VectorB3)
+	b4, _ := testutil.UnhexErr(testutil.VectorB4)
 	return []DiffTrace{
 		diffTrace("B.3", b3, newTable(0, b3Rows...)),
 		noBX(diffTrace("B.4", b4, newTable(0, b4Rows...))),

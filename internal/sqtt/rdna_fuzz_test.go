@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/attkit/attkit/internal/testutil"
 )
 
 // rdnaFuzzISA is the ISA the RDNA fuzz target answers from: the appendix
@@ -59,8 +61,8 @@ func FuzzDecodeRDNA(f *testing.F) {
 // rdnaSeedTraces are the appendix vectors and hand-built RDNA traces.
 func rdnaSeedTraces() [][]byte {
 	var out [][]byte
-	for _, s := range []string{vectorB3, vectorB4} {
-		b, _ := unhexErr(s)
+	for _, s := range []string{testutil.VectorB3, testutil.VectorB4} {
+		b, _ := testutil.UnhexErr(s)
 		out = append(out, b)
 	}
 	for _, gen := range []int{10, 11, 12} {

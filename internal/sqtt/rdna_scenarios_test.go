@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -373,7 +374,7 @@ func TestRDNATokenTables(t *testing.T) {
 // start lie in the buffer; gfx10/gfx11 decode every token that starts in
 // it, reading zeros past the end.
 func TestRDNAEndOfBuffer(t *testing.T) {
-	b3 := unhex(t, vectorB3)
+	b3 := testutil.Unhex(t, testutil.VectorB3)
 	full, err := decodeAll(t, b3, newTable(0, b3Rows...))
 	if err != nil {
 		t.Fatal(err)
@@ -405,7 +406,7 @@ func TestRDNAEndOfBuffer(t *testing.T) {
 	})
 	// gfx11: the B.4 WAVE_END starts at bit 380; 49 bytes keep its first
 	// three nibbles, the rest reads as zero.
-	b4 := unhex(t, vectorB4)
+	b4 := testutil.Unhex(t, testutil.VectorB4)
 	full, err = decodeAll(t, b4, newTable(0, b4Rows...))
 	if err != nil {
 		t.Fatal(err)

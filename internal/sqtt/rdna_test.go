@@ -8,16 +8,9 @@ import (
 	"testing"
 
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-// Appendix B.3 of sqtt-format.md: gfx12.
-const vectorB3 = `
-11 02 00 00 00 00 00 00 09 80 0c 00 20 00 00 00
-09 80 0d 00 00 00 00 00 f8 f8 f8 f8 f8 18 0c 00
-00 02 22 10 b0 01 74 01 00 2a a0 d0 05 f5 00 00
-00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00`
 
 var b3Rows = []string{
 	"0x2000 8 s_load_b32 s0, s[0:1], 0x0",
@@ -26,15 +19,6 @@ var b3Rows = []string{
 	"0x2010 4 s_nop 0",
 	"0x2014 4 s_endpgm",
 }
-
-// Appendix B.4: gfx11, with a barrier.
-const vectorB4 = `
-91 01 00 00 00 00 00 00 09 80 0c 00 20 00 00 00
-09 80 0d 00 00 00 00 00 f8 f8 f8 f8 f8 18 0c 00
-00 02 42 20 b0 01 74 01 00 52 40 21 05 26 3b 50
-0f 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-00 00`
 
 var b4Rows = []string{
 	"0x2000 8 s_load_b32 s0, s[0:1], 0x0",
@@ -58,7 +42,7 @@ func rdnaOccEnd(addr, coid, time uint64, cu, simd, wave uint8) wire.Occupancy {
 
 func TestVectorB3(t *testing.T) {
 	isa := newTable(0, b3Rows...)
-	got, err := decodeAll(t, unhex(t, vectorB3), isa)
+	got, err := decodeAll(t, testutil.Unhex(t, testutil.VectorB3), isa)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +71,7 @@ func TestVectorB3(t *testing.T) {
 }
 
 func TestVectorB4(t *testing.T) {
-	got, err := decodeAll(t, unhex(t, vectorB4), newTable(0, b4Rows...))
+	got, err := decodeAll(t, testutil.Unhex(t, testutil.VectorB4), newTable(0, b4Rows...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,17 +102,17 @@ func TestRBEncodesVectors(t *testing.T) {
 		want string
 		rb   *rb
 	}{
-		{"B.3", vectorB3, newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).
+		{"B.3", testutil.VectorB3, newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).
 			at(95).at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
 			at(104).inst(0, 1).at(107).valu(0).at(110).ready(1).at(115).inst(0, 10).
 			at(120).immOne(0).at(127).waveEnd(0, 0, 0, 0)},
-		{"B.4", vectorB4, newRB(11).header(3, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).
+		{"B.4", testutil.VectorB4, newRB(11).header(3, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).
 			at(95).at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
 			at(104).inst(0, 1).at(107).valu(0).at(110).ready(1).at(115).inst(0, 10).
 			at(120).inst(0, 19).at(127).valu(0).at(134).waveEnd(0, 0, 0, 0)},
 	} {
 		got := tc.rb.bytes()
-		want := unhex(t, tc.want)
+		want := testutil.Unhex(t, tc.want)
 		if !bytes.Equal(got, want[:len(got)]) || !bytes.Equal(want[len(got):], make([]byte, len(want)-len(got))) {
 			t.Errorf("%s:\n got % x\nwant % x", tc.name, got, want)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -348,7 +349,7 @@ func TestMalformed(t *testing.T) {
 		}
 	}
 	// All-zero header and a 6-byte buffer: not a trace, no records.
-	for _, data := range [][]byte{make([]byte, 64), unhex(t, vectorB1)[:6]} {
+	for _, data := range [][]byte{make([]byte, 64), testutil.Unhex(t, testutil.VectorB1)[:6]} {
 		got, err := decode(t, data, nil)
 		var ae *ArchError
 		if !errors.As(err, &ae) || len(got) != 0 {
@@ -356,7 +357,7 @@ func TestMalformed(t *testing.T) {
 		}
 	}
 	// A header alone is rejected as the full parser does.
-	if _, err := decode(t, unhex(t, vectorB1)[:8], nil); !errors.As(err, &de) {
+	if _, err := decode(t, testutil.Unhex(t, testutil.VectorB1)[:8], nil); !errors.As(err, &de) {
 		t.Errorf("header only: err %v", err)
 	}
 	// Empty input decodes to nothing.
@@ -366,11 +367,11 @@ func TestMalformed(t *testing.T) {
 }
 
 func TestTruncatedTokenAtEnd(t *testing.T) {
-	full, err := decode(t, unhex(t, vectorB1), newTable(0, b1Rows(0x1000)...))
+	full, err := decode(t, testutil.Unhex(t, testutil.VectorB1), newTable(0, b1Rows(0x1000)...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := append(unhex(t, vectorB1), 0x05, 0x18, 0x10) // 3 of REG_CS's 6 bytes
+	data := append(testutil.Unhex(t, testutil.VectorB1), 0x05, 0x18, 0x10) // 3 of REG_CS's 6 bytes
 	got, err := decode(t, data, newTable(0, b1Rows(0x1000)...))
 	if err != nil {
 		t.Fatal(err)

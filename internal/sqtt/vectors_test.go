@@ -11,36 +11,6 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
-// Appendix B.1 of sqtt-format.md: gfx9 without instrumentation.
-const vectorB1 = `
-11 a0 0f 00 00 00 00 00 05 18 10 00 00 00 05 1a
-00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
-0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
-0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
-20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
-00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
-30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
-00 00 00 00 00 00`
-
-// Appendix B.2: the same trace with code-object instrumentation and a
-// realtime timestamp.
-const vectorB2 = `
-11 a0 0f 00 00 00 00 00 02 80 42 c3 00 52 4f 43
-02 80 42 c3 06 00 6a 18 02 80 42 c3 04 02 00 00
-02 80 42 c3 00 10 00 00 02 80 42 c3 04 03 00 00
-02 80 42 c3 00 00 00 00 02 80 42 c3 04 01 00 00
-02 80 42 c3 00 01 00 00 02 80 42 c3 04 00 00 00
-02 80 42 c3 1e 00 00 00 05 18 10 00 00 00 05 1a
-00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
-0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
-0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
-20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
-00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
-02 80 43 c3 05 00 00 00 02 80 43 c3 10 00 00 00
-02 80 43 c3 02 00 00 00 02 80 43 c3 20 00 00 00
-30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
-00 00 00 00 00 00`
-
 // b1Rows is the ISA of B.1 (and, as code-object offsets, of B.2).
 func b1Rows(base uint64) []string {
 	rows := []string{
@@ -78,7 +48,7 @@ func b1Wave(base, coid uint64) wire.Wave {
 
 func TestVectorB1(t *testing.T) {
 	isa := newTable(0, b1Rows(0x1000)...)
-	got, err := decode(t, unhex(t, vectorB1), isa)
+	got, err := decode(t, testutil.Unhex(t, testutil.VectorB1), isa)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +78,7 @@ func TestVectorB1(t *testing.T) {
 
 func TestVectorB2(t *testing.T) {
 	isa := newTable(7, b1Rows(0)...)
-	got, err := decode(t, unhex(t, vectorB2), isa)
+	got, err := decode(t, testutil.Unhex(t, testutil.VectorB2), isa)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +103,9 @@ func TestVectorB2(t *testing.T) {
 // TestTestdataVectors keeps testdata/b1.att and b2.att (the fuzz seeds)
 // equal to the appendix B vectors; -update rewrites them.
 func TestTestdataVectors(t *testing.T) {
-	for name, v := range map[string]string{"b1.att": vectorB1, "b2.att": vectorB2} {
+	for name, v := range map[string]string{"b1.att": testutil.VectorB1, "b2.att": testutil.VectorB2} {
 		p := filepath.Join("testdata", name)
-		want := unhex(t, v)
+		want := testutil.Unhex(t, v)
 		if testutil.Update() {
 			if err := os.WriteFile(p, want, 0o644); err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/attkit/attkit/internal/cdec"
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -97,7 +98,7 @@ func TestDifferentialROCm(t *testing.T) {
 				t.Errorf("%x...: err %v, %d batches; want an error and at most GFXIP", in[:8], err, len(got))
 			}
 		}
-		trace := append(unhex(t, vectorB1), 0x05, 0x18, 0x10)
+		trace := append(testutil.Unhex(t, testutil.VectorB1), 0x05, 0x18, 0x10)
 		m, want := collect(ix)
 		m.v016 = legacy
 		e = newEnc(nil, m)
@@ -132,7 +133,7 @@ func TestDifferentialROCm(t *testing.T) {
 		hex  string
 		ix   *wire.Index
 		rt   bool
-	}{{"B.1", vectorB1, b1Index(0x1000, 0), false}, {"B.2", vectorB2, b1Index(0, 7), true}} {
+	}{{"B.1", testutil.VectorB1, b1Index(0x1000, 0), false}, {"B.2", testutil.VectorB2, b1Index(0, 7), true}} {
 		t.Run(v.name, func(t *testing.T) {
 			m, want := collect(v.ix)
 			m.v016 = legacy
@@ -145,7 +146,7 @@ func TestDifferentialROCm(t *testing.T) {
 			}
 			writeB1Body(e, func(uint64) wire.PC { return wire.PC{} }, v.rt)
 			e.end()
-			compare(t, *want, decode(t, unhex(t, v.hex), v.ix))
+			compare(t, *want, decode(t, testutil.Unhex(t, v.hex), v.ix))
 		})
 	}
 }

@@ -5,25 +5,9 @@ import (
 	"testing"
 
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-// Appendix B.3 (gfx12) and B.4 (gfx11) of shared/spec/sqtt-format.md, as
-// printed there.
-const vectorB3 = `
-11 02 00 00 00 00 00 00 09 80 0c 00 20 00 00 00
-09 80 0d 00 00 00 00 00 f8 f8 f8 f8 f8 18 0c 00
-00 02 22 10 b0 01 74 01 00 2a a0 d0 05 f5 00 00
-00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00`
-
-const vectorB4 = `
-91 01 00 00 00 00 00 00 09 80 0c 00 20 00 00 00
-09 80 0d 00 00 00 00 00 f8 f8 f8 f8 f8 18 0c 00
-00 02 42 20 b0 01 74 01 00 52 40 21 05 26 3b 50
-0f 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-00 00`
 
 func rdVectorIndex(texts ...string) *wire.Index {
 	ix := &wire.Index{}
@@ -64,7 +48,7 @@ func rdVector(t *testing.T, gen int, version uint8, ix *wire.Index, compat bool)
 
 func checkVectorBytes(t *testing.T, got []byte, hex string) {
 	t.Helper()
-	want := unhex(t, hex)
+	want := testutil.Unhex(t, hex)
 	n := len(bytes.TrimRight(want, "\x00"))
 	if len(got) < n || !bytes.Equal(got[:n], want[:n]) {
 		t.Fatalf("bytes differ from the vector:\n got %x\nwant %x", got, want)
@@ -123,7 +107,7 @@ func TestVectorB3(t *testing.T) {
 		if err := e.end(); err != nil {
 			t.Fatal(err)
 		}
-		checkVectorBytes(t, buf.Bytes(), vectorB3)
+		checkVectorBytes(t, buf.Bytes(), testutil.VectorB3)
 		want := rdVectorWant(12, 127, []wire.Instruction{
 			rdIns(wire.CatSMEM, 104, 1, 0, 0x2000), rdIns(wire.CatVALU, 107, 1, 0, 0x2008),
 			rdIns(wire.CatVALU, 110, 6, 5, 0x200c), rdIns(wire.CatImmed, 116, 5, 4, 0x2010),
@@ -157,7 +141,7 @@ func TestVectorB4(t *testing.T) {
 		if err := e.end(); err != nil {
 			t.Fatal(err)
 		}
-		checkVectorBytes(t, buf.Bytes(), vectorB4)
+		checkVectorBytes(t, buf.Bytes(), testutil.VectorB4)
 		want := rdVectorWant(11, 134, []wire.Instruction{
 			rdIns(wire.CatSMEM, 104, 1, 0, 0x2000), rdIns(wire.CatVALU, 107, 1, 0, 0x2008),
 			rdIns(wire.CatVALU, 109, 7, 6, 0x200c), rdIns(wire.CatMessage, 116, 11, 4, 0x2010),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/sqtt"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -164,7 +165,7 @@ func TestScenariosNative(t *testing.T) {
 		hex  string
 		ix   *wire.Index
 		rt   bool
-	}{{"B.1", vectorB1, b1Index(0x1000, 0), false}, {"B.2", vectorB2, b1Index(0, 7), true}} {
+	}{{"B.1", testutil.VectorB1, b1Index(0x1000, 0), false}, {"B.2", testutil.VectorB2, b1Index(0, 7), true}} {
 		t.Run(v.name, func(t *testing.T) {
 			m, want := collect(v.ix)
 			e := newEnc(nil, m)
@@ -176,7 +177,7 @@ func TestScenariosNative(t *testing.T) {
 			}
 			writeB1Body(e, func(uint64) wire.PC { return wire.PC{} }, v.rt)
 			e.end()
-			matchNative(t, unhex(t, v.hex), v.ix, *want, "")
+			matchNative(t, testutil.Unhex(t, v.hex), v.ix, *want, "")
 		})
 	}
 }
@@ -202,7 +203,7 @@ func TestMalformedNative(t *testing.T) {
 			t.Errorf("%x: err %v, %d batches; want an error and no records", b, err, len(got))
 		}
 	}
-	trace := append(unhex(t, vectorB1), 0x05, 0x18, 0x10)
+	trace := append(testutil.Unhex(t, testutil.VectorB1), 0x05, 0x18, 0x10)
 	got, err = decodeNative(t, trace, ix)
 	if err != nil {
 		t.Fatalf("truncated REG_CS: %v", err)

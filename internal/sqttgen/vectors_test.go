@@ -2,50 +2,12 @@ package sqttgen
 
 import (
 	"bytes"
-	"encoding/hex"
-	"strings"
 	"testing"
 
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-// Appendix B vectors of shared/spec/sqtt-format.md, as printed there.
-const vectorB1 = `
-11 a0 0f 00 00 00 00 00 05 18 10 00 00 00 05 1a
-00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
-0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
-0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
-20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
-00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
-30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
-00 00 00 00 00 00`
-
-const vectorB2 = `
-11 a0 0f 00 00 00 00 00 02 80 42 c3 00 52 4f 43
-02 80 42 c3 06 00 6a 18 02 80 42 c3 04 02 00 00
-02 80 42 c3 00 10 00 00 02 80 42 c3 04 03 00 00
-02 80 42 c3 00 00 00 00 02 80 42 c3 04 01 00 00
-02 80 42 c3 00 01 00 00 02 80 42 c3 04 00 00 00
-02 80 42 c3 1e 00 00 00 05 18 10 00 00 00 05 1a
-00 00 00 00 90 01 03 00 44 00 43 8c 44 00 50 00
-0d 02 00 00 10 00 0a 00 20 00 0d 03 00 00 30 00
-0d 02 00 00 1a 28 1d 02 00 00 1a 60 1d 01 00 00
-20 00 0d 02 00 00 1a 28 1d 02 00 00 1a 68 1d 02
-00 00 40 00 0a 20 1c 00 cd ab 00 00 1d 03 00 00
-02 80 43 c3 05 00 00 00 02 80 43 c3 10 00 00 00
-02 80 43 c3 02 00 00 00 02 80 43 c3 20 00 00 00
-30 00 06 00 1e 10 00 04 c0 00 20 00 56 8c 00 00
-00 00 00 00 00 00`
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // b1ISA is the ISA table of B.1 (addresses relative to base, code object id).
 func b1Index(base, id uint64) *wire.Index {
@@ -171,7 +133,7 @@ func TestVectorB1(t *testing.T) {
 	if err := e.end(); err != nil {
 		t.Fatal(err)
 	}
-	if want := unhex(t, vectorB1); !bytes.Equal(buf.Bytes(), want) {
+	if want := testutil.Unhex(t, testutil.VectorB1); !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("bytes differ from B.1:\n got %x\nwant %x", buf.Bytes(), want)
 	}
 	if d := Diff(b1Want(raw), *got); d != "" {
@@ -192,7 +154,7 @@ func TestVectorB2(t *testing.T) {
 	if err := e.end(); err != nil {
 		t.Fatal(err)
 	}
-	if want := unhex(t, vectorB2); !bytes.Equal(buf.Bytes(), want) {
+	if want := testutil.Unhex(t, testutil.VectorB2); !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("bytes differ from B.2:\n got %x\nwant %x", buf.Bytes(), want)
 	}
 	b1 := b1Want(co)
