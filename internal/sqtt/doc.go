@@ -4,7 +4,7 @@
 // without the library.
 //
 // The format and the algorithms follow the clean-room specification in
-// shared/spec/sqtt-format.md (sections 1 to 4), taking the newest library
+// docs/spec/sqtt-format.md (sections 1 to 4), taking the newest library
 // behaviour where it differs from the 0.1.6 binary. It decodes gfx9 traces
 // (MI100, MI200, MI300, MI350) and RDNA traces (gfx10, gfx11, gfx12: Radeon
 // 6000, 7000, 9000); MI400 traces are recognised from their header and

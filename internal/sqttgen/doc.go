@@ -4,7 +4,7 @@
 // rdna*.go files.
 //
 // It is the inverse of the decoder, written from the format specification
-// (shared/spec/sqtt-format.md sections 1, 2.1, 2.2, 3, 4 and appendices A
+// (docs/spec/sqtt-format.md sections 1, 2.1, 2.2, 3, 4 and appendices A
 // and B), not from any decoder's code. Generate and GenerateTo simulate waves
 // executing a real kernel taken from an attkit index: the waves follow the
 // kernel's branches (loop trip counts and branch directions come from the
