@@ -139,6 +139,25 @@ func (f *Fold) AddWave(w *wire.Wave) {
 // too when asked: the wave writer of att-rcv asks for it.
 func (f *Fold) Line(pc wire.PC) int64 { return f.get(pc).Line }
 
+// AskLines does for w, after AddWave(w), what upstream's wave-file writer
+// does (python-layer §5.6): it asks for the line number of every
+// instruction. Only the unresolved PC (0, 0), which AddWave skips, can be
+// new by then, so an unresolved instruction gives it an entry with zero
+// counters and the next line number. That entry is the row "0,0,,0,0,0,0,"
+// of upstream's stats CSV, and a code.json row, whenever viewer JSON is
+// written (§4.4 note). att-rcv's wave writer asks through Line instead.
+func (f *Fold) AskLines(w *wire.Wave) {
+	if f.byPC[wire.PC{}] != nil {
+		return
+	}
+	for i := range w.Instructions {
+		if w.Instructions[i].PC == (wire.PC{}) {
+			f.get(wire.PC{})
+			return
+		}
+	}
+}
+
 // Entry returns the entry of pc, or nil when there is none. The pointer
 // stays valid for the life of the fold.
 func (f *Fold) Entry(pc wire.PC) *Entry { return f.byPC[pc] }

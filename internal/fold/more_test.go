@@ -284,3 +284,50 @@ func TestOrdered(t *testing.T) {
 		}
 	}
 }
+
+// TestAskLines is the wave writer's get_or_create of every instruction
+// (python-layer §5.6) after the fold: the unresolved PC (0, 0) gets an
+// entry with zero counters and the line after the PCs its wave made new,
+// once, and its row "0,0,,0,0,0,0," comes first among the PCs the index
+// lacks, by (code object, address). A wave without an unresolved
+// instruction asks for nothing new.
+func TestAskLines(t *testing.T) {
+	f := New(exampleIndex())
+	plain := workedWave()
+	plain.Instructions = append(plain.Instructions[:2:2], plain.Instructions[3:]...)
+	f.AddWave(plain)
+	f.AskLines(plain)
+	if e := f.Entry(wire.PC{}); e != nil || f.Len() != 8 {
+		t.Fatalf("a wave without unresolved instructions made entries: (0,0) %+v, %d entries", e, f.Len())
+	}
+	w := workedWave()
+	w.Instructions = append(w.Instructions, inst(pc(2, 0x40), 150, 0, 4))
+	for range 2 {
+		f.AddWave(w)
+		f.AskLines(w)
+	}
+	e := f.Entry(wire.PC{})
+	if e == nil || e.Line != 13 || e.Hit != 0 || e.Latency != 0 || e.Stall != 0 || e.Idle != 0 || e.InIndex {
+		t.Fatalf("(0,0) entry %+v, want line 13 (after 2:64's 12) and zero counters", e)
+	}
+	if f.Len() != 10 {
+		t.Errorf("%d entries, want the 8 rows, 2:64 and (0,0)", f.Len())
+	}
+	got := csvOf(t, f)
+	wantTail := "1,4896,s_endpgm,0,0,0,0,\r\n" +
+		"0,0,,0,0,0,0,\r\n" +
+		"2,64,,2,8,0,0,\r\n"
+	if !strings.HasSuffix(got, wantTail) {
+		t.Errorf("CSV tail:\n%q\nwant suffix:\n%q", got, wantTail)
+	}
+	if strings.Count(got, "\r\n0,0,") != 1 {
+		t.Errorf("CSV has not exactly one (0,0) row:\n%s", got)
+	}
+	ix, err := wire.ParseCodeJSON(f.CodeJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ix.Rows); n != 13 || ix.Rows[11].PC() != pc(2, 0x40) || ix.Rows[12].PC() != (wire.PC{}) || ix.Rows[12].Line != 13 {
+		t.Errorf("code.json rows %+v: want 2:64 (line 12) then (0,0) (line 13) after the 11 index rows", ix.Rows)
+	}
+}
