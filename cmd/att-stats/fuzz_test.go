@@ -24,8 +24,10 @@ func TestSeedStreams(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "\r\n1,4880,,2,20,20,16,\r\n") {
 		t.Errorf("worked.rec: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// Without an index: the four PCs, and first, by (code object,
+	// address), the unresolved PC, at the line after theirs.
 	r = runTool(t, nil, "--merge-runs", "--format", "json", runs)
-	if r.code != 0 || strings.Count(r.stdout, "\n") != 4 {
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 5 || !strings.HasPrefix(r.stdout, `{"codeobj":0,"vaddr":0,"line":5,`) {
 		t.Errorf("runs.rec: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -7,7 +7,7 @@
 //
 //	att-stats [--index FILE] [--format csv|code.json|json|pprof] [-o FILE]
 //	          [--expect CONTROL.csv]… [--run N | --merge-runs] [--jq FILTER]
-//	          [--progress] [STREAM…]
+//	          [--csv-only] [--progress] [STREAM…]
 //
 // STREAMs are record streams from att-decode: files, or "-" / none for
 // standard input; concatenated streams are fine, each part keeps the run of
@@ -33,6 +33,15 @@
 // groups them by source line), -list REGEX shows the source around them
 // (run it where the index's source paths resolve, or use -source_path),
 // and -sample_index=stall|idle|hits switches the counter.
+//
+// The unresolved PC (0, 0) has no counters (python-layer §4.1), but
+// upstream's viewer wave files ask for its line number, which gives it a
+// row: "0,0,,0,0,0,0," in the stats CSV (first of the PCs the index lacks,
+// so last when the index has every other PC; late code-object loads make
+// such instructions) and one in code.json (§4.4, §5.6). att-stats writes
+// that row as upstream's default json,csv run does: once a folded wave
+// holds an unresolved instruction. --csv-only leaves it out, as
+// att_tool.py --formats csv, which writes no wave files, does.
 //
 // Runs are kept apart: an input holding several runs needs --run N (fold
 // that run only) or --merge-runs (fold them together).

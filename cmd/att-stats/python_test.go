@@ -45,7 +45,7 @@ buf = io.StringIO(newline='')
 csv.writer(buf).writerows(rows)
 if buf.getvalue().encode('utf-8') != raw:
     sys.exit('csv differs from csv.writer:\n%r\n%r' % (raw, buf.getvalue()))
-if len(rows) != 14 or rows[3][2] != 's_cmp "quoted", x' or rows[4][2] != 'multi\nline\r\ttab \\ back':
+if len(rows) != 15 or rows[13] != ['0', '0', '', '0', '0', '0', '0', ''] or rows[3][2] != 's_cmp "quoted", x' or rows[4][2] != 'multi\nline\r\ttab \\ back':
     sys.exit('csv rows: %r' % rows)
 data = open(sys.argv[2], 'rb').read()
 doc = json.loads(data)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,10 +20,13 @@ import (
 // recount is an independent recomputation of python-layer §4.1 and §4.2
 // over the expected records, written plainly from the spec text: a map
 // keyed by "codeobj:address", line numbers handed out in first-touch order
-// after the index's.
+// after the index's. Unless csvOnly, it also does what §5.6 says the wave
+// writer does after each wave: ask the line of every instruction, which
+// gives the unresolved PC (0, 0) ("0:0") an entry once a wave holds one.
 type recount struct {
-	counts map[string]*[5]int64 // hit, latency, stall, idle, line
-	next   int64
+	counts  map[string]*[5]int64 // hit, latency, stall, idle, line
+	next    int64
+	csvOnly bool
 }
 
 func newRecount(ix *wire.Index) *recount {
@@ -41,8 +45,10 @@ func newRecount(ix *wire.Index) *recount {
 
 func (r *recount) wave(w *wire.Wave) {
 	prevEnd := w.BeginTime
+	unresolved := false
 	for _, in := range w.Instructions {
 		if in.PC.Address == 0 && in.PC.CodeObjectID == 0 {
+			unresolved = true
 			continue
 		}
 		k := fmt.Sprintf("%d:%d", in.PC.CodeObjectID, in.PC.Address)
@@ -65,6 +71,10 @@ func (r *recount) wave(w *wire.Wave) {
 		if in.Time+lat > prevEnd {
 			prevEnd = in.Time + lat
 		}
+	}
+	if unresolved && !r.csvOnly && r.counts["0:0"] == nil {
+		r.counts["0:0"] = &[5]int64{0, 0, 0, 0, r.next}
+		r.next++
 	}
 }
 
@@ -224,7 +234,11 @@ func TestRecomputeRandom(t *testing.T) {
 			}
 			k := fmt.Sprintf("%d:%d", row.CodeObj, row.Vaddr)
 			c := want.counts[k]
-			if c == nil || [5]int64{row.Hit, row.Latency, row.Stall, row.Idle, row.Line} != *c {
+			if c == nil {
+				t.Errorf("seed %d: code.json row %+v of a PC the recount lacks", seed, row)
+				continue
+			}
+			if [5]int64{row.Hit, row.Latency, row.Stall, row.Idle, row.Line} != *c {
 				t.Errorf("seed %d: code.json row %+v, want %v", seed, row, c)
 			}
 			text := row.Text
@@ -234,6 +248,18 @@ func TestRecomputeRandom(t *testing.T) {
 			line := fmt.Sprintf("\r\n%d,%d,%s,%d,%d,%d,%d,", row.CodeObj, row.Vaddr, text, c[0], c[1], c[2], c[3])
 			if !strings.Contains(rc.stdout, line) {
 				t.Errorf("seed %d: CSV lacks %q", seed, line)
+			}
+		}
+		// Every seed has unresolved instructions: the row of (0, 0) follows
+		// the index's rows, first of the PCs the index lacks, and
+		// --csv-only writes the same bytes without it.
+		lines := strings.SplitAfter(rc.stdout, "\r\n")
+		if n := 1 + len(ix.Rows); len(lines) <= n || lines[n] != "0,0,,0,0,0,0,\r\n" {
+			t.Errorf("seed %d: CSV row %d is not the unresolved PC's:\n%s", seed, n, rc.stdout)
+		} else {
+			ro := runTool(t, nil, "--index", idx, "--csv-only", stream)
+			if wantOnly := strings.Join(slices.Delete(lines, n, n+1), ""); ro.code != 0 || ro.stdout != wantOnly {
+				t.Errorf("seed %d: --csv-only: exit %d, CSV\n%s\nwant\n%s", seed, ro.code, ro.stdout, wantOnly)
 			}
 		}
 	}

@@ -23,6 +23,7 @@ type flags struct {
 	Run       *int     `help:"Fold only the parts of run N." placeholder:"N"`
 	MergeRuns bool     `help:"Fold all runs together."`
 	Jq        string   `help:"Fold only the wave records this jq program accepts." placeholder:"FILTER"`
+	CSVOnly   bool     `name:"csv-only" help:"Count as att_tool.py --formats csv does: the unresolved PC (0, 0) gets no row. By default it gets one, with zero counters, once a wave holds an unresolved instruction, as with upstream's default json,csv (its wave files ask for the line)."`
 	Progress  bool     `help:"Show progress and a summary on stderr (default: when stderr is a terminal)."`
 	Streams   []string `arg:"" optional:"" help:"Record streams (att-decode output); none or - reads stdin."`
 }
@@ -156,6 +157,9 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, pr
 			}
 			for i := range b.Waves {
 				cur.AddWave(&b.Waves[i])
+				if !f.CSVOnly {
+					cur.AskLines(&b.Waves[i])
+				}
 			}
 			if prog != nil {
 				prog.batch(b)

@@ -131,7 +131,10 @@ func TestWorkedExample(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	// Hand-computed: twice the §4.1 table; labels with zeros and their
-	// column 3; never-hit rows with zeros; the new PC last (line 12).
+	// column 3; never-hit rows with zeros; then, by (code object, address),
+	// the unresolved PC (0, 0) with zeros (line 12: the first wave's
+	// unresolved instruction asked for its line, §5.6) and the new PC (line
+	// 13).
 	want := "CodeObj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\r\n" +
 		"1,4864,; _mykernel,0,0,0,0,mykernel\r\n" +
 		"1,4864,\"s_load_dwordx2 s[0:1], s[4:5], 0x0\",2,16,0,0,/src/k.cl:3\r\n" +
@@ -144,9 +147,15 @@ func TestWorkedExample(t *testing.T) {
 		"1,4892,s_cbranch_scc1 65533,0,0,0,0,\r\n" +
 		"1,4896,; _label_end,0,0,0,0,\r\n" +
 		"1,4896,s_endpgm,0,0,0,0,\r\n" +
+		"0,0,,0,0,0,0,\r\n" +
 		"2,64,,1,2,1,3,\r\n"
 	if r.stdout != want {
 		t.Errorf("CSV:\n%q\nwant:\n%q", r.stdout, want)
+	}
+	// As att_tool.py --formats csv: the same rows but (0, 0)'s.
+	if ro := runTool(t, nil, "--index", idx, "--csv-only", s); ro.code != 0 ||
+		ro.stdout != strings.Replace(want, "\r\n0,0,,0,0,0,0,\r\n", "\r\n", 1) {
+		t.Errorf("--csv-only: exit %d, CSV:\n%q", ro.code, ro.stdout)
 	}
 	if !strings.Contains(r.stderr, "warning: 1 of 9 executed instructions (1 PCs) are not in the index; they get rows without ISA text (missing PCs in code object 2 [0x40, 0x40]; index ") {
 		t.Errorf("stderr lacks the partial-mismatch warning: %q", r.stderr)
@@ -167,9 +176,17 @@ func TestWorkedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := ix.Rows[len(ix.Rows)-1]
-	if last.PC() != pc(2, 0x40) || last.Line != 12 || last.Hit != 1 || last.Idle != 3 {
-		t.Errorf("last code.json row = %+v, want the new PC at line 12", last)
+	last, zero := ix.Rows[len(ix.Rows)-1], ix.Rows[len(ix.Rows)-2]
+	if last.PC() != pc(2, 0x40) || last.Line != 13 || last.Hit != 1 || last.Idle != 3 {
+		t.Errorf("last code.json row = %+v, want the new PC at line 13", last)
+	}
+	if zero.PC() != (wire.PC{}) || zero.Line != 12 || zero.Hit != 0 || zero.Text != "" {
+		t.Errorf("last but one code.json row = %+v, want the unresolved PC at line 12", zero)
+	}
+	ro := runTool(t, nil, "--index", idx, "--format", "code.json", "--csv-only", s)
+	if oix, err := wire.ParseCodeJSON([]byte(ro.stdout)); err != nil || len(oix.Rows) != len(ix.Rows)-1 ||
+		oix.Rows[len(oix.Rows)-1].PC() != pc(2, 0x40) || oix.Rows[len(oix.Rows)-1].Line != 12 {
+		t.Errorf("--csv-only code.json (%v): want no (0, 0) row and the new PC at line 12:\n%s", err, ro.stdout)
 	}
 	if ix.Rows[4].Hit != 2 || ix.Rows[4].Latency != 20 || ix.Rows[4].Stall != 20 || ix.Rows[4].Idle != 16 {
 		t.Errorf("v_mov row = %+v", ix.Rows[4])
@@ -184,8 +201,8 @@ func TestWorkedExample(t *testing.T) {
 	}
 	testutil.Golden(t, "worked.jsonl", []byte(r.stdout))
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if len(lines) != 9 {
-		t.Fatalf("json: %d lines, want 8 instructions + 1 new PC", len(lines))
+	if len(lines) != 10 || !strings.HasPrefix(lines[8], `{"codeobj":0,"vaddr":0,"line":12,`) {
+		t.Fatalf("json: %d lines, want 8 instructions, the unresolved PC (line 12) and 1 new PC", len(lines))
 	}
 	var o map[string]any
 	if err := json.Unmarshal([]byte(lines[3]), &o); err != nil {
