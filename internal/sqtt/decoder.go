@@ -36,16 +36,18 @@ type Decoder struct {
 	// grows with the trace). Shader data is flushed every 65536 records as
 	// the library does.
 	PoolLimit int
-	// Compat016 makes the gfx9 records those of AMD's 0.1.6 library (the
+	// Compat016 makes the records those of AMD's 0.1.6 library (the
 	// build ROCm 7.x ships) instead of the newest behaviour: the
-	// differences of sqtt-format.md A.3 and §4.6 (waves end at the
-	// WAVE_END time with an IDLE last segment, OTHER_MSG is dropped, no
-	// EVENT or DISPATCH records, no wave or occupancy fields beyond the
-	// 0.1.6 layout, no RT_TIMESTAMP_LO32) and those observed with that
+	// differences of sqtt-format.md A.3 and §4.6 (no EVENT or DISPATCH
+	// records, no wave or occupancy fields beyond the 0.1.6 layout, no
+	// RT_TIMESTAMP_LO32; gfx9 waves end at the WAVE_END time with an IDLE
+	// last segment, OTHER_MSG is dropped unless a wave ends with it; RDNA
+	// waves are emitted at their WAVE_END) and those observed with that
 	// library: a dropped OTHER_MSG keeps its place (and time) until the
 	// wave is emitted, waves finished at a WAVE_END are not attributed
 	// late, unresolved placeholders read NONE, shader data comes in
-	// batches of 65537. It serves comparisons with the library.
+	// batches of 65537. The real traces of ../shared/real decode to the
+	// library's records exactly with it (real_test.go).
 	Compat016 bool
 }
 
@@ -170,7 +172,7 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		em:    emitter{emit: emit},
 		cache: newISACache(p, arch.GFXIP),
 		limit: d.PoolLimit,
-		old:   d.Compat016 && arch.GFXIP == 9, // gfx9 only (RDNA keeps the newest behaviour)
+		old:   d.Compat016,
 	}
 	ps.em.old = ps.old
 	switch {

@@ -479,6 +479,9 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 		if w == nil || w.trap != trapRestored {
 			return nil
 		}
+		if g.ps.old {
+			w.programEnd016()
+		}
 		w.complete(now, g.ps.old)
 		if !g.ps.old { // 0.1.6 attributes late only the waves held at the end
 			w.retranslate(&g.regs.code)
@@ -507,6 +510,50 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 	return g.occFull(true)
 }
 
+// programEnd016 is what AMD's 0.1.6 library makes of a wave whose last
+// entry is an OTHER_MSG it would otherwise drop: the message a gfx950 wave
+// ends with (s_endpgm issues as an INST of type OTHER_MSG at the WAVE_END
+// time; real trace gfx950_gemm_0, every shader engine). The entry becomes a
+// MESSAGE placed like an IMMED issued at the message's time (from the end of
+// the instruction before it, 4 cycles past its issue) with no stall, and
+// the timeline is cut back to where it starts and waits through it
+// (sqtt-format.md 2.2.4, "OTHER_MSG on real hardware").
+func (w *wave) programEnd016() {
+	n := len(w.insts)
+	if n == 0 || uint8(w.insts[n-1].Category) != catDropped016 {
+		return
+	}
+	I := &w.insts[n-1]
+	tm, ti := I.Time, I.Time
+	if n >= 2 && uint8(w.insts[n-2].Category) != catUnfinished {
+		prev := &w.insts[n-2]
+		trim(prev, tm)
+		ti = min(end(prev), tm)
+	}
+	if w.stateStart > ti {
+		w.cutTimeline(w.stateStart - ti)
+	} else if w.stateStart < ti {
+		w.addTimeline(w.curState, ti-w.stateStart)
+	}
+	c := 4 + tm - ti
+	I.Time, I.Category, I.Duration, I.Stall = ti, wire.CatMessage, int32(c), 0
+	w.timeline = append(w.timeline, wire.WaveState{Type: wire.StateWait, Duration: int32(c)})
+	w.curState, w.stateStart = wire.StateExec, ti+c
+}
+
+// cutTimeline removes the last d cycles of the timeline.
+func (w *wave) cutTimeline(d int64) {
+	for d > 0 && len(w.timeline) > 0 {
+		last := &w.timeline[len(w.timeline)-1]
+		if int64(last.Duration) > d {
+			last.Duration -= int32(d)
+			break
+		}
+		d -= int64(last.Duration)
+		w.timeline = w.timeline[:len(w.timeline)-1]
+	}
+}
+
 // complete ends a wave at token time t (newest: t+4, current state;
 // 0.1.6: t, IDLE).
 func (w *wave) complete(t int64, old bool) {
@@ -514,7 +561,9 @@ func (w *wave) complete(t int64, old bool) {
 	if old {
 		e, last = t, wire.StateIdle
 	}
-	if len(w.insts) > 0 && len(w.timeline) > 0 && e > w.stateStart {
+	// 0.1.6 also closes the timeline of a wave without instructions (one
+	// IDLE segment; real trace gfx950_gemm_0, shader engine 2).
+	if (old || len(w.insts) > 0 && len(w.timeline) > 0) && e > w.stateStart {
 		w.timeline = append(w.timeline, wire.WaveState{Type: last, Duration: int32(e - w.stateStart)})
 	}
 	w.curState = wire.StateEmpty

@@ -793,6 +793,15 @@ func (r *rdna) waveEnd(t rdnaTok) error {
 	if cu == r.target && simd == r.targetSIMD {
 		if w := r.top(uint64(slot)); w != nil {
 			w.complete(now)
+			if r.ps.old {
+				// 0.1.6 emits a wave at its WAVE_END (A.3 item 4; real
+				// traces gfx1100_gemm_0 and gfx1200_gemm_0, where waves
+				// come in the order they end).
+				r.slots[slot] = r.slots[slot][:len(r.slots[slot])-1]
+				if err := r.emitWave(w); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	o := r.occSlot(int(cu)<<7 | int(simd)<<5 | int(slot))

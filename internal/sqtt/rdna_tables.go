@@ -29,6 +29,8 @@ const (
 	rRegInit
 	rExecPopcount1
 	rExecPopcount3
+	rAluExec
+	rVmemExec
 )
 
 // rdnaEntry is one slot of a generation's 256-entry token table: the
@@ -78,6 +80,8 @@ var gfx10Encodings = []rdnaEnc{
 	enc(rRegInit, "1110001", 64, 7, 9),
 	enc(rTimestamp, "0000001", 64, 0, -1),
 	enc(rHeader, "0010001", 64, 0, -1),
+	enc(rAluExec, "1110", 8, 4, 5),
+	enc(rVmemExec, "1111", 8, 4, 5),
 }
 
 var gfx11Encodings = []rdnaEnc{
