@@ -31,7 +31,9 @@
 // the first that can disassemble the object's target among
 // $ROCM_HOME/$ROCM_PATH, TheRock and /opt/rocm installs (llvm/bin, bin),
 // then llvm-objdump-19, -18, -17 (then -20…-22) and llvm-objdump on PATH.
-// The tool used is named in the index header.
+// LLVM 19 cannot disassemble gfx950 (MI350), so its objects go to the
+// newer ones (scripts/install-deps installs llvm-22). The tool used is
+// named in the index header.
 //
 // Exit status: 0 ok; 1 failure (missing file, no usable llvm-objdump,
 // unreadable DWARF); 2 usage (bad flags, ambiguous or duplicate ids);

@@ -13,7 +13,7 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
-// objdumpInst is one instruction as the test reads llvm-objdump-19 -d
+// objdumpInst is one instruction as the test reads llvm-objdump -d
 // (with raw encodings) itself, independently of ParseObjdump.
 type objdumpInst struct {
 	addr   uint64
@@ -58,15 +58,15 @@ func readObjdump(t *testing.T, tool, path string) ([]objdumpInst, map[string]uin
 }
 
 // TestEveryObjdumpInstructionIndexed checks, for every committed object,
-// that each instruction llvm-objdump-19 prints is in the index with its
-// address, size and text, that function labels precede their first
-// instruction, and that every branch target decodes to the address objdump
-// annotates and to an indexed instruction.
+// that each instruction llvm-objdump (19, or 22 for gfx950) prints is in
+// the index with its address, size and text, that function labels precede
+// their first instruction, and that every branch target decodes to the
+// address objdump annotates and to an indexed instruction.
 func TestEveryObjdumpInstructionIndexed(t *testing.T) {
-	tool := needTool(t, "llvm-objdump-19")
 	for _, path := range committedObjects(t) {
 		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
 			t.Parallel()
+			tool := toolFor(t, "llvm-objdump", path)
 			ix := buildOne(t, path, 5)
 			want, syms := readObjdump(t, tool, path)
 			if len(want) < 100 {

@@ -69,16 +69,16 @@ func readDwarfdumpLines(t *testing.T, tool, path string) []dwarfdumpRow {
 }
 
 // TestSourceLinesMatchDwarfdump checks the file:line of every instruction
-// of the objects with DWARF against the line table llvm-dwarfdump-19
-// prints: the row range [row, next row) containing the address.
+// of the objects with DWARF against the line table llvm-dwarfdump-19 (-22
+// for gfx950) prints: the row range [row, next row) containing the address.
 func TestSourceLinesMatchDwarfdump(t *testing.T) {
-	tool := needTool(t, "llvm-dwarfdump-19")
 	for _, path := range committedObjects(t) {
 		if strings.Contains(path, "nodebug") {
 			continue
 		}
 		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
 			t.Parallel()
+			tool := toolFor(t, "llvm-dwarfdump", path)
 			ix := buildOne(t, path, 1)
 			dd := readDwarfdumpLines(t, tool, path)
 			checked, withSource := 0, 0
@@ -114,18 +114,17 @@ func TestSourceLinesMatchDwarfdump(t *testing.T) {
 }
 
 // TestInlineChainsMatchSymbolizer checks whole source texts, inline chains
-// included, against llvm-symbolizer-19 --inlining: the innermost frame's
+// included, against llvm-symbolizer-19 (-22 for gfx950) --inlining: the innermost frame's
 // file:line, then each caller's file:line (the call site). As §3.5 says,
 // the chain is the one at the start of the line-table range holding the
 // instruction, so the symbolizer is asked about that address (from
 // llvm-dwarfdump-19).
 func TestInlineChainsMatchSymbolizer(t *testing.T) {
-	tool := needTool(t, "llvm-symbolizer-19")
 	for _, path := range committedObjects(t) {
 		if strings.Contains(path, "kernels_") {
 			t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
 				t.Parallel()
-				checkSymbolizer(t, tool, path)
+				checkSymbolizer(t, toolFor(t, "llvm-symbolizer", path), path)
 			})
 		}
 	}
@@ -133,7 +132,7 @@ func TestInlineChainsMatchSymbolizer(t *testing.T) {
 
 func checkSymbolizer(t *testing.T, tool, path string) {
 	ix := buildOne(t, path, 1)
-	dd := readDwarfdumpLines(t, needTool(t, "llvm-dwarfdump-19"), path)
+	dd := readDwarfdumpLines(t, toolFor(t, "llvm-dwarfdump", path), path)
 	var addrs []string
 	var rows []*wire.Row
 	for i := range ix.Rows {

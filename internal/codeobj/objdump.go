@@ -46,10 +46,12 @@ type Objdump struct {
 }
 
 // pathNames are the names looked up on PATH, in order, after the ROCm
-// roots: LLVM 19 first (what attkit is tested with), older versions that
-// may still know the target, newer versions, then the unversioned name
-// (Debian's default LLVM 14 cannot open gfx942 objects and is skipped when
-// it fails).
+// roots: LLVM 19 first (what attkit is tested with, so indexes stay
+// byte-identical wherever it knows the target), older versions that may
+// still know the target, newer versions (LLVM 19 aborts on gfx950, MI350:
+// "Disassembly not yet supported for subtarget"; Debian's llvm-22 knows
+// it), then the unversioned name (Debian's default LLVM 14 cannot open
+// gfx942 objects and is skipped when it fails).
 var pathNames = []string{"llvm-objdump-19", "llvm-objdump-18", "llvm-objdump-17",
 	"llvm-objdump-20", "llvm-objdump-21", "llvm-objdump-22", "llvm-objdump"}
 
@@ -155,6 +157,9 @@ func (o *Objdump) theRockRoots() []string {
 	return roots
 }
 
+// installHint ends the errors of a failed search.
+const installHint = "install llvm-19 (and llvm-22 for gfx950) or pass --objdump"
+
 // ErrNoObjdump is returned (wrapped) when no llvm-objdump was found.
 var ErrNoObjdump = errors.New("could not locate llvm-objdump")
 
@@ -189,8 +194,8 @@ func (o *Objdump) Disassemble(ctx context.Context, path, target string, hasCode 
 		if o.Explicit != "" {
 			return nil, Tool{}, fmt.Errorf("%w: %s", ErrNoObjdump, o.Explicit)
 		}
-		return nil, Tool{}, fmt.Errorf("%w (tried $LLVM_OBJDUMP, $ROCM_HOME, $ROCM_PATH, TheRock, /opt/rocm and %s on PATH); install llvm-19 or pass --objdump",
-			ErrNoObjdump, strings.Join(pathNames, ", "))
+		return nil, Tool{}, fmt.Errorf("%w (tried $LLVM_OBJDUMP, $ROCM_HOME, $ROCM_PATH, TheRock, /opt/rocm and %s on PATH); %s",
+			ErrNoObjdump, strings.Join(pathNames, ", "), installHint)
 	}
 	var fails []string
 	for _, c := range cands {
@@ -218,8 +223,8 @@ func (o *Objdump) Disassemble(ctx context.Context, path, target string, hasCode 
 	if what == "" {
 		what = "its target"
 	}
-	return nil, Tool{}, fmt.Errorf("no llvm-objdump could disassemble %s (%s); install llvm-19 or pass --objdump:\n  %s",
-		path, what, strings.Join(fails, "\n  "))
+	return nil, Tool{}, fmt.Errorf("no llvm-objdump could disassemble %s (%s); %s:\n  %s",
+		path, what, installHint, strings.Join(fails, "\n  "))
 }
 
 // run runs one disassembly and returns its standard output.

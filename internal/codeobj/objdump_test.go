@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/attkit/attkit/internal/wire"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -239,5 +241,52 @@ func TestObjdumpSkipsSilentTool(t *testing.T) {
 	}
 	if !strings.HasPrefix(ix.Header.Objdump, filepath.Join(d, "llvm-objdump")+" (") || len(ix.Rows) < 100 {
 		t.Errorf("header %q, %d rows", ix.Header.Objdump, len(ix.Rows))
+	}
+}
+
+// TestObjdumpFallsBackForGfx950: with Debian's llvm-objdump-19 and -22 on
+// the search path, one search keeps 19 for gfx942 (its rows are those of
+// 19 alone, so indexes stay byte-identical) and falls back to 22 for
+// gfx950, which 19 aborts on; the header names both.
+func TestObjdumpFallsBackForGfx950(t *testing.T) {
+	v19 := needTool(t, "llvm-objdump-19")
+	v22, err := exec.LookPath("llvm-objdump-22")
+	if err != nil {
+		t.Fatal("llvm-objdump-22 not found: LLVM 19 cannot disassemble gfx950 (MI350); run scripts/install-deps (Debian's llvm-22)")
+	}
+	if _, err := os.Stat("/opt/rocm"); err == nil {
+		t.Skip("/opt/rocm exists: its objdump would be tried first")
+	}
+	d := t.TempDir()
+	os.Symlink(v19, filepath.Join(d, "llvm-objdump-19"))
+	os.Symlink(v22, filepath.Join(d, "llvm-objdump-22"))
+	o := &Objdump{Getenv: envOf(nil), LookPath: lookIn(d)}
+	p942, _ := filepath.Abs(filepath.Join(kernelsDir, "gfx942", "kernels_code_object_id_1.hsaco"))
+	p950, _ := filepath.Abs(filepath.Join(kernelsDir, "gfx950", "gfx950_code_object_id_7.hsaco"))
+	ix, err := Build(context.Background(), []Input{{1, p942}, {7, p950}}, Options{Objdump: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := strings.Split(ix.Header.Objdump, "; ")
+	if len(tools) != 2 || !strings.HasPrefix(tools[0], filepath.Join(d, "llvm-objdump-19")+" (") ||
+		!strings.Contains(tools[0], "LLVM version 19") || !strings.HasPrefix(tools[1], filepath.Join(d, "llvm-objdump-22")+" (") ||
+		!strings.Contains(tools[1], "LLVM version 22") {
+		t.Errorf("header names %q, want llvm-objdump-19 (gfx942) then llvm-objdump-22 (gfx950)", ix.Header.Objdump)
+	}
+	alone := buildOne(t, p942, 1)
+	var rows942 []wire.Row
+	prng := 0
+	for _, r := range ix.Rows {
+		if r.CodeObj == 1 {
+			rows942 = append(rows942, r)
+		} else if strings.HasPrefix(r.Text, "v_prng_b32") {
+			prng++
+		}
+	}
+	if !reflect.DeepEqual(rows942, alone.Rows) {
+		t.Errorf("gfx942 rows differ from those of llvm-objdump-19 alone")
+	}
+	if prng != 2 {
+		t.Errorf("%d v_prng_b32 rows in the gfx950 object, want 2 (prng_chain and its callable copy)", prng)
 	}
 }
