@@ -8,10 +8,11 @@
 //	        [--force] [STREAM…]
 //	att-rcv --check -d DIR
 //
-// Each STREAM is a record stream from att-decode (no STREAM, or "-", reads
-// standard input); a file may hold several concatenated streams. The shader
-// engine of each part comes from its header. Streams are read once, in
-// order, and wave files are written as their waves arrive.
+// Each STREAM is a record stream from att-decode, or its JSON projection
+// (no STREAM, or "-", reads standard input); a file may hold several
+// concatenated streams. The shader engine of each part comes from its
+// header. Streams are read once, in order, and wave files are written as
+// their waves arrive.
 //
 // DIR receives filenames.json, occupancy.json, realtime.json (when the
 // run has realtime samples), se<SE>_perfcounter.json,

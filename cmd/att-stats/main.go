@@ -11,7 +11,8 @@
 //
 // STREAMs are record streams from att-decode: files, or "-" / none for
 // standard input; concatenated streams are fine, each part keeps the run of
-// its header. --index gives the code metadata (an index stream from
+// its header. Their JSON projection (att-decode --format json, or jq's
+// output on it; docs/wire.md §2) reads as well. --index gives the code metadata (an index stream from
 // co-index, or a code.json): ISA text, source lines, labels and line
 // numbers. Without it every traced PC gets a row with empty text. The
 // counters of a code.json given as --index are not carried over: every run

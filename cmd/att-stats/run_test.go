@@ -427,3 +427,39 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("truncated: %q", r.stderr)
 	}
 }
+
+// TestJSONLinesInput: the JSON projection of a stream (att-decode --format
+// json, or jq's output on it) folds to the same statistics as the stream.
+func TestJSONLinesInput(t *testing.T) {
+	dir := t.TempDir()
+	idx := writeIndex(t, filepath.Join(dir, "k.idx"), exampleIndex())
+	extra := wire.Wave{BeginTime: 0, Instructions: []wire.Instruction{inst(pc(2, 0x40), 3, 1, 2)}}
+	s := writeStream(t, filepath.Join(dir, "a.rec"),
+		part{run: 1, se: 0, waves: []wire.Wave{workedWave(0)}},
+		part{run: 1, se: 1, waves: []wire.Wave{workedWave(1), extra}})
+	data, err := os.ReadFile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jsonl []byte
+	var jw wire.JSONWriter
+	rd := wire.NewReader(bytes.NewReader(data), s)
+	for rd.Scan() {
+		if rd.Kind() == wire.KindBatch {
+			jsonl = jw.AppendBatch(jsonl, rd.Header(), rd.Batch())
+		}
+	}
+	if rd.Err() != nil {
+		t.Fatal(rd.Err())
+	}
+	js := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(js, jsonl, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := runTool(t, nil, "--index", idx, s)
+	for _, r := range []result{runTool(t, nil, "--index", idx, js), runTool(t, jsonl, "--index", idx)} {
+		if want.code != 0 || r.code != 0 || r.stdout != want.stdout {
+			t.Errorf("CSV from JSON lines (exit %d):\n%s\nfrom the stream (exit %d):\n%s%s", r.code, r.stdout, want.code, want.stdout, r.stderr)
+		}
+	}
+}

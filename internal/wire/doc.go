@@ -47,6 +47,10 @@
 //	{"bank":1,"cu":1,"events0":1,"events1":2,"events2":3,"events3":65535,"run":1,"se":0,"time":8000,"type":"perfevent"}
 //	{"count":2,"data":"AQIDBAUGBwg=","elem_size":4,"run":1,"se":0,"type":12}
 //
+// A Reader reads the projection back (an input starting with '{'): one
+// batch per line, a new part wherever se or run changes, the left-out size
+// and reserved members zero.
+//
 // Filter runs a jq program (gojq) on that projection: for JSON output,
 // AppendResults prints what `jq -c` prints on the projection; for msgpack
 // output, Apply drops the records for which the program yields false, null

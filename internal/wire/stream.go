@@ -304,14 +304,19 @@ const (
 )
 
 // A FormatError reports a record or index stream that is truncated or
-// corrupt, with the byte offset where reading failed.
+// corrupt, with the byte offset where reading failed (and, in JSON lines
+// input, the line).
 type FormatError struct {
 	Name   string // input name, "<stdin>" for standard input
 	Offset int64
+	Line   int // 1-based line of JSON lines input; 0 for msgpack
 	Err    error
 }
 
 func (e *FormatError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err)
+	}
 	return fmt.Sprintf("%s: offset %d: %v", e.Name, e.Offset, e.Err)
 }
 
@@ -328,9 +333,13 @@ type VersionError struct {
 	Major      int
 	WantFormat string
 	WantMajor  int
+	Detail     string // why the stream is not one, when known
 }
 
 func (e *VersionError) Error() string {
+	if e.Format == "" && e.Detail != "" {
+		return fmt.Sprintf("%s: not an %s stream (%s)", e.Name, e.WantFormat, e.Detail)
+	}
 	if e.Format == "" {
 		return fmt.Sprintf("%s: not an %s stream", e.Name, e.WantFormat)
 	}
@@ -348,6 +357,10 @@ func (e *VersionError) ExitCode() int { return 3 }
 // It is shaped like bufio.Scanner: call Scan until it returns false, then
 // Err. The Reader owns the Header and Batch it returns and reuses them (and
 // their slices) on the next Scan: copy what you keep.
+//
+// An input that starts with '{' is read as the JSON projection instead, one
+// record per line (see jsonread.go and docs/wire.md §2), so that the output
+// of att-decode --format json, or of jq on it, can be read back.
 type Reader struct {
 	name   string
 	m      mpReader
@@ -357,6 +370,7 @@ type Reader struct {
 	part   int
 	err    error
 	sawHdr bool
+	js     jsonState
 }
 
 // NewReader returns a Reader that reads r; name is used in error messages.
@@ -375,7 +389,8 @@ func (rd *Reader) Reset(r io.Reader, name string) {
 		br.Reset(r)
 	}
 	buf := rd.m.buf
-	*rd = Reader{name: name, m: mpReader{br: br, buf: buf[:0]}, batch: rd.batch, part: -1}
+	*rd = Reader{name: name, m: mpReader{br: br, buf: buf[:0]}, batch: rd.batch, part: -1,
+		js: jsonState{buf: rd.js.buf[:0]}}
 }
 
 // Scan reads the next header or batch. It returns false at the end of the
@@ -383,6 +398,9 @@ func (rd *Reader) Reset(r io.Reader, name string) {
 func (rd *Reader) Scan() bool {
 	if rd.err != nil {
 		return false
+	}
+	if rd.js.on {
+		return rd.scanJSON()
 	}
 	m := &rd.m
 	c, err := m.br.ReadByte()
@@ -399,6 +417,10 @@ func (rd *Reader) Scan() bool {
 	m.br.UnreadByte()
 	if c >= 0x80 && c <= 0x8f || c == 0xde || c == 0xdf {
 		return rd.scanHeader()
+	}
+	if c == '{' && !rd.sawHdr {
+		rd.js.on = true
+		return rd.scanJSON()
 	}
 	if !rd.sawHdr {
 		rd.err = &VersionError{Name: rd.name, WantFormat: RecordsFormat, WantMajor: RecordsMajor}

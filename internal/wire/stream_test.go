@@ -298,7 +298,7 @@ func TestReaderErrors(t *testing.T) {
 		{"garbage", "hello world", "not an attkit-records stream", 3},
 		{"other format", string(other), `found format "something-else"`, 3},
 		{"newer major", string(newer), "unsupported attkit-records major version 2 (this build reads version 1)", 3},
-		{"json", `{"type":"wave"}`, "not an attkit-records stream", 3},
+		{"json, not records", `{"code":[]}`, "not an attkit-records stream", 3},
 		{"truncated header", string(other[:5]), "offset 2: unexpected end of stream", 1},
 	} {
 		_, err := readAll(t, []byte(tc.in))
@@ -432,6 +432,9 @@ func FuzzReader(f *testing.F) {
 	b := sampleBatches()
 	f.Add(encodeStream(f, sampleHeader(), b[4:5]))
 	f.Add([]byte{})
+	if jsonl, err := os.ReadFile(filepath.Join("testdata", "all-types.jsonl")); err == nil {
+		f.Add(jsonl) // the JSON projection
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd := NewReader(bytes.NewReader(data), "fuzz")
 		n := 0
