@@ -234,7 +234,7 @@ func TestRocmCodeObjects(t *testing.T) {
 //     last timeline segment is typed IDLE and 4 shorter (absent when that
 //     leaves nothing, since 0.1.6 appends it only when t > state_start);
 //   - OTHER_MSG (A.3 item 2, sqtt-format.md §2.2.4 type 15): 0.1.6 drops
-//     the MESSAGE instruction, and (team notes sqtt-mismatches.md, "gfx9 vs
+//     the MESSAGE instruction, and (sqtt-format.md A.4, "gfx9 vs
 //     AMD's 0.1.6 library" item c) the unfinished entry stays in 0.1.6's
 //     list, so the IMMED right after it starts no earlier than the dropped
 //     message's time: the IMMED and its WAIT segment start at that time
@@ -242,7 +242,7 @@ func TestRocmCodeObjects(t *testing.T) {
 //
 // Not applied, because the traces compared here do not contain them (a
 // difference there fails the test): delayed attribution of waves ended
-// before a late code-object load (notes item a), the category of unresolved
+// before a late code-object load (item a), the category of unresolved
 // placeholders (item b), shader-data batches of 65537 (item d).
 func allow016(native []wire.Batch) []wire.Batch {
 	bs := make([]wire.Batch, 0, len(native))

@@ -104,7 +104,7 @@ func withoutContext(d decodeFunc) decodeFunc {
 // A.3): it does not start a wave, and in short streams no record follows.
 const (
 	ext016  = "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"
-	w2gfx11 = "gfx11 codes 10 and 15 are VALU 1 and 16 in 0.1.6, dp-scaled in the spec (sqtt-mismatches.md W2)"
+	w2gfx11 = "gfx11 codes 10 and 15 are VALU 1 and 16 in 0.1.6, dp-scaled in the spec (sqtt-format.md A.4 W2)"
 )
 
 type decodeFunc func(context.Context, *bytes.Reader, isa.Provider, func(*wire.Batch) error) error

@@ -225,7 +225,7 @@ func TestRDNAExcludedBarrierWait(t *testing.T) {
 		Timeline: tl(sIdle, 4, sExec, 1, sWait, 15, sExec, 5),
 	})})
 	// A wait that ends where its timeline segment ends: the empty rest of
-	// the segment is kept (as 0.1.6 does, sqtt-mismatches.md R7).
+	// the segment is kept (as 0.1.6 does, sqtt-format.md A.4 R7).
 	data := newRB(12).header(4, 0, 0, 0, 0, 0, 1<<59).pgm(0, 0, 0x4000).
 		at(100).waveStart(0, 0, 0, 0, 0, 0, 1).
 		at(104).inst(0, 122).at(118).ready(1).at(120).valu(0).at(125).waveEnd(0, 0, 0, 0).pad()
@@ -464,7 +464,7 @@ func TestRDNAMemoryBounded(t *testing.T) {
 }
 
 // A gfx10 DPRate of 15 makes VALU code 15 last 16 << 14 cycles: the
-// duration is not cut to 16 bits (sqtt-mismatches.md R1).
+// duration is not cut to 16 bits (sqtt-format.md A.4 R1).
 func TestRDNALargeDPRate(t *testing.T) {
 	data := newRB(10).header(1, 0, 0, 0, 15, 0, 0).pgm(0, 0, 0x1000).
 		at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).inst(0, 15).at(110).waveEnd(0, 0, 0, 0).pad()
@@ -572,7 +572,7 @@ func TestRDNANewPCWidth(t *testing.T) {
 }
 
 // The w64 (wave64) bit of INST and VALU_INST doubles the cycles, as AMD's
-// 0.1.6 library does; other-SIMD cycles stay (sqtt-mismatches.md W1).
+// 0.1.6 library does; other-SIMD cycles stay (sqtt-format.md A.4 W1).
 func TestRDNAWave64(t *testing.T) {
 	for _, gen := range []int{11, 12} {
 		w64 := uint64(1) << 6
@@ -639,7 +639,7 @@ func TestRDNARealtimeAveraging(t *testing.T) {
 
 // Occupancy batches of a double-buffered gfx12 capture: flushed after a
 // wave start once 65536 records are pending, as the library does (2.3.6
-// WAVE_START step 5; sqtt-mismatches.md R8). Without double buffering the
+// WAVE_START step 5; sqtt-format.md A.4 R8). Without double buffering the
 // pool is bounded by PoolLimit (batches of 65536 by default).
 func TestRDNADoubleBufferFlush(t *testing.T) {
 	for _, tc := range []struct {

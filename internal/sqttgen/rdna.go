@@ -1005,7 +1005,7 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 	}
 	inst := func(code uint16) {
 		// The wave64 bit doubles the cycles (spec gap; AMD's 0.1.6 and
-		// internal/sqtt do, sqtt-mismatches.md R6/W1).
+		// internal/sqtt do, sqtt-format.md A.4 R6/W1).
 		w64 := int8(r.intn(2))
 		a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li, w64: w64})
 		late()

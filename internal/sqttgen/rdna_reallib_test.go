@@ -69,7 +69,7 @@ func TestRealLibraryRDNA(t *testing.T) {
 			c.o.DropTokens = c.cfg.Seed%3 == 0 // the stitcher's mismatch paths
 			if old {
 				// Left out for 0.1.x, each observed with the 0.1.6
-				// binary (sqtt-mismatches.md "RDNA and AMD's 0.1.6
+				// binary (sqtt-format.md A.4 "RDNA and AMD's 0.1.6
 				// library"): it emits a wave at its WAVE_END, before
 				// the late attribution at the end of the buffer, so a
 				// wave started before a late load keeps no PCs; it

@@ -43,7 +43,7 @@ func TestRoundTripRDNA(t *testing.T) {
 // (spec §2.3.6 WAVE_START step 5, §4.1). It takes about 10 s, so it runs
 // only with SQTTGEN_RDNA_BIG=1. Open: the decoder flushes occupancy at
 // exactly 65536 records, the generator (and AMD's 0.1.6) after the START
-// that makes them 65536 or more, i.e. 65537 here (sqtt-mismatches.md R8).
+// that makes them 65536 or more, i.e. 65537 here (sqtt-format.md A.4 R8).
 func TestRoundTripRDNABig(t *testing.T) {
 	if os.Getenv("SQTTGEN_RDNA_BIG") == "" {
 		t.Skip("set SQTTGEN_RDNA_BIG=1 for the multi-batch RDNA round trip (about 10 s)")

@@ -44,7 +44,7 @@ func rdSeedConfig(ix *wire.Index, gfxip int, seed uint64) (Config, RDNA) {
 		TargetSA:   uint8(r.intn(2)),
 		TargetWGP:  uint8(r.intn(8)),
 		TargetSIMD: uint8(r.intn(4)),
-		DPRate:     uint8(r.intn(12)), // 16·dprate cycles fit 16 bits (see sqtt-mismatches.md)
+		DPRate:     uint8(r.intn(12)), // 16·dprate cycles fit 16 bits (see sqtt-format.md A.4 R1)
 		DPDerate:   uint8(r.intn(4)),
 		ExtStarts:  r.oneIn(2),
 		OtherSIMD:  r.oneIn(2),

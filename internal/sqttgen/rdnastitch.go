@@ -203,7 +203,7 @@ func (w *rwave) insertGaps(gaps []rgap) {
 			cur = sp.t + sp.d
 		}
 		// Empty pieces before and after the WAIT are kept, as AMD's
-		// 0.1.6 library does (sqtt-mismatches.md R7).
+		// 0.1.6 library does (sqtt-format.md A.4 R7).
 		tl = append(tl, wire.WaveState{Type: seg.Type, Duration: int32(end - cur)})
 		start = end
 	}
