@@ -65,7 +65,7 @@ var _ backend.Decoder = (*Decoder)(nil)
 // Arch is the architecture a trace header announces.
 type Arch struct {
 	GFXIP    int    // GFXIP major the decoder reports: 9, 10, 11, 12 (12 for MI400 too); 0 unknown
-	Name     string // "gfx9 (MI300)", "gfx11", "MI400", ...
+	Name     string // "gfx9, header version 5", "gfx11 (RDNA3)", "MI400 (gfx12.5)", ...
 	Version2 int    // gfx9 software header version2 (4, 5, 6); RDNA header version
 }
 
@@ -114,8 +114,9 @@ func Detect(head []byte) (Arch, error) {
 	legacy := h & 0x1FFF
 	v2 := int(h>>13) & 7
 	if (legacy == 0 || legacy == 0x11) && v2 >= 4 && v2 <= 6 {
-		name := map[int]string{4: "gfx9 (MI200 or earlier)", 5: "gfx9 (MI300)", 6: "gfx9 (MI350)"}[v2]
-		return Arch{GFXIP: 9, Name: name, Version2: v2}, nil
+		// The version is the header format's, not the GPU's: real MI350
+		// traces carry 4 (sqtt-format.md 1.2), so name no generation.
+		return Arch{GFXIP: 9, Name: fmt.Sprintf("gfx9, header version %d", v2), Version2: v2}, nil
 	}
 	unknown := &ArchError{Header: h, Msg: fmt.Sprintf(
 		"not a thread trace of a known architecture (header 0x%016x); "+
