@@ -176,6 +176,7 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		old:   d.Compat016,
 	}
 	ps.em.old = ps.old
+	ps.cache.old = ps.old
 	switch {
 	case ps.limit == 0:
 		ps.limit = DefaultPoolLimit

@@ -56,6 +56,7 @@ type line struct {
 type isaCache struct {
 	p     isa.Provider
 	gfxip int
+	old   bool              // Decoder.Compat016: no gfx12 v_mov_b64 or ds_bvh rule
 	m     map[wire.PC]*line // nil value: the provider does not know the PC
 }
 
@@ -76,6 +77,9 @@ func (c *isaCache) lookup(pc wire.PC) *line {
 			}
 			l = &line{pc: pc, text: text, cat: classify(text, c.gfxip),
 				nextPC: wire.PC{Address: pc.Address + size, CodeObjectID: pc.CodeObjectID}}
+			if c.old {
+				l.cat = classify016(l.cat, text)
+			}
 		}
 	}
 	c.m[pc] = l
@@ -178,6 +182,19 @@ func buildTrie() *trieNode {
 	add(lcLDS, "ds_", "lds_")
 	add(lcBVH, "image_bvh")
 	return root
+}
+
+// classify016 undoes the gfx12 rules AMD's 0.1.6 library does not have:
+// v_mov_b64 is a plain VALU and ds_bvh stays LDS (observed with that
+// library on generated gfx12 traces).
+func classify016(cat uint8, text string) uint8 {
+	switch {
+	case cat == lcVMovB64:
+		return lcVALU
+	case cat == lcBVH && strings.HasPrefix(text, "ds_bvh"):
+		return lcLDS
+	}
+	return cat
 }
 
 // classify gives an instruction text its stitcher category (3.2): the

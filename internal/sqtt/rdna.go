@@ -1,12 +1,12 @@
 package sqtt
 
 // The RDNA decoder (gfx10, gfx11, gfx12) follows sqtt-format.md 1.2, 1.3,
-// 2.1, 2.3, 2.4, 3 and 4 (newest behaviour). Where the specification is
-// silent it follows AMD's 0.1.6 library: the w64 (wave64) bit of INST and
-// VALU_INST doubles the instruction cycles. Where they differ it keeps the
-// specification (DPRate 0 means dp rate 1; gfx11 codes 10 and 15 scale
-// with the dp rate; WAVE_START_EXT starts a wave; a context save appends a
-// CONTEXT instruction; see rdna_lib_test.go). Choices where both are
+// 2.1, 2.3, 2.4, 3 and 4 (newest behaviour; the w64 bit is ignored). Under
+// Compat016 it gives AMD's 0.1.6 records instead (A.3, A.4 R6, W2 and item
+// 7: waves emitted at their WAVE_END, wave64 cycles doubled, DPRate 0 read
+// as rate 0, gfx11 codes 10 and 15 unscaled, WAVE_START_EXT a time delta,
+// no CONTEXT instructions, no barrier extension; rdna_lib_test.go and the
+// real traces check them). Choices where both are
 // silent: waves still held at the end of a buffer are emitted slot by
 // slot, oldest first; TIMESTAMP realtime samples are appended, never
 // averaged; MISC flags raise their events in bit order.
@@ -18,10 +18,6 @@ import (
 
 	"github.com/attkit/attkit/internal/wire"
 )
-
-// noBarrierExt016 turns the gfx10/gfx11 barrier extension off, as AMD's
-// 0.1.6 library has it (A.3 item 3). Only the differential test sets it.
-var noBarrierExt016 = false
 
 const (
 	rdnaSlots       = 32
@@ -232,6 +228,10 @@ func (r *rdna) read() error {
 			if e.typ == rWaveStartExt && r.gen >= 12 {
 				r.extSkip = true
 			}
+			if e.typ == rWaveStartExt && r.ps.old {
+				// 0.1.6 reads the pattern as a time delta only (2.3.4).
+				break
+			}
 			if err := r.deliver(t); err != nil {
 				return err
 			}
@@ -432,6 +432,9 @@ func (r *rdna) header(v uint64) {
 	if dpr != 0 {
 		r.dprate = 1 << (dpr - 1)
 	}
+	if r.ps.old && dpr == 0 {
+		r.dprate = 0 // 0.1.6 reads a DPRate of 0 as rate 0
+	}
 	r.derate = 1 << (v >> 33 & 7)
 	if r.version >= 4 {
 		r.doubleBuffer = v>>43&1 != 0
@@ -482,7 +485,7 @@ func (r *rdna) valu(w *rwave, t int64, w64 bool) {
 		return
 	}
 	in := wire.Instruction{Time: t, Category: wire.CatVALU, Duration: 1}
-	if w64 {
+	if w64 && r.ps.old {
 		in.Duration = 2
 	}
 	if w.curState == wire.StateStall && w.stateStart < t {
@@ -550,7 +553,9 @@ func (r *rdna) inst(t rdnaTok) error {
 		w.extendContext(now)
 		return nil
 	case codeTrap:
-		w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 1})
+		if !r.ps.old { // 0.1.6 records no CONTEXT instruction for a trap
+			w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 1})
+		}
 		w.trap = trapStandby
 	}
 	if w.trap != trapRestored {
@@ -560,16 +565,17 @@ func (r *rdna) inst(t rdnaTok) error {
 	switch m.cat {
 	case wire.CatImmed:
 		r.immediate(w, now)
-		if r.version <= 3 && !noBarrierExt016 {
+		if r.version <= 3 && !r.ps.old { // 0.1.6 has no barrier extension (A.3 item 3)
 			w.barrierExt = true
 		}
 		return nil
 	case wire.CatNone:
 		return nil
 	}
-	if w64 {
-		// Wave64: two passes, twice the cycles (as AMD's 0.1.6 library
-		// does; other-SIMD records and the trap's CONTEXT are not doubled).
+	if w64 && r.ps.old {
+		// Wave64 under 0.1.6: two passes, twice the cycles (other-SIMD
+		// records and the trap's CONTEXT are not doubled). The newest
+		// source parses the bit and ignores it (2.3.6).
 		cycles *= 2
 	}
 	in := wire.Instruction{Time: now, Category: m.cat, Duration: int32(cycles)}
@@ -595,6 +601,9 @@ func (r *rdna) inst(t rdnaTok) error {
 // gfx10 DPRate field of 15 makes code 15 last 16 << 14 cycles.
 func (r *rdna) mapInst(code uint64) (rdnaInst, int64) {
 	m := r.insts[code&0xFF]
+	if r.ps.old {
+		m = inst016(m, r.version, code)
+	}
 	c := int64(m.cycles)
 	if m.dp {
 		c *= r.dprate
@@ -710,7 +719,9 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 			if w.contexts < 255 {
 				w.contexts++
 			}
-			w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 1})
+			if !r.ps.old { // nor for a context save
+				w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 1})
+			}
 		}
 		if target && restore {
 			if len(*s) == 0 || (*s)[len(*s)-1].ended {
@@ -745,7 +756,7 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 		return r.occFull(false)
 	}
 	o := r.occSlot(key)
-	if lost && o.running {
+	if lost && o.running && !r.ps.old { // 0.1.6 has no such END
 		r.occ = append(r.occ, wire.Occupancy{Time: uint64(now - 1), CU: cu, SIMD: simd, WaveID: slot})
 	}
 	o.running, o.pc = true, pc
@@ -791,6 +802,11 @@ func (r *rdna) waveEnd(t rdnaTok) error {
 	}
 	cu := sa<<7 + wgp
 	if cu == r.target && simd == r.targetSIMD {
+		if r.ps.old && len(r.slots[slot]) == 0 {
+			// 0.1.6, as on gfx9 (2.2.6): a target wave end with an empty
+			// slot leaves no occupancy either.
+			return nil
+		}
 		if w := r.top(uint64(slot)); w != nil {
 			w.complete(now)
 			if r.ps.old {

@@ -6,21 +6,12 @@ import (
 )
 
 // DiffTrace is a hand-built RDNA trace with its ISA, for the differential
-// test against AMD's library (rdna_lib_test.go, package sqtt_test).
+// test against AMD's library (rdna_lib_test.go, package sqtt_test): with
+// Compat016 the native records must equal the 0.1.6 library's.
 type DiffTrace struct {
 	Name string
 	Data []byte
-	// Differs016 says why AMD's 0.1.6 library decodes the trace
-	// differently from the newest behaviour the decoder implements ("":
-	// it does not, after the documented normalisation).
-	Differs016 string
-	// NoContext016: compare without the CONTEXT instructions, which 0.1.6
-	// does not append at a trap or a context save (the rest agrees).
-	NoContext016 bool
-	// NoBX016: compare with the gfx10/gfx11 barrier extension off (A.3
-	// item 3).
-	NoBX016 bool
-	ISA     map[wire.PC]struct {
+	ISA  map[wire.PC]struct {
 		Text string
 		Size uint64
 	}
@@ -46,47 +37,46 @@ func RDNADiffTraces() []DiffTrace {
 	b4, _ := testutil.UnhexErr(testutil.VectorB4)
 	return []DiffTrace{
 		diffTrace("B.3", b3, newTable(0, b3Rows...)),
-		noBX(diffTrace("B.4", b4, newTable(0, b4Rows...))),
+		diffTrace("B.4", b4, newTable(0, b4Rows...)),
 		diffTrace("jump", scenarioJump(), newTable(5, "0x0 4 s_setpc_b64 s[0:1]", "0x40 4 v_add_f32_e32 v1, v0, v0", "0x44 4 s_endpgm")),
 		diffTrace("two waves", scenarioTwoWaves(), newTable(0, "0x1000 4 s_waitcnt lgkmcnt(0)", "0x1004 4 s_endpgm")),
 		diffTrace("reorder", scenarioReorder(), newTable(0, "0x1000 8 v_fma_f64 v[0:1], v[0:1], v[0:1], v[0:1]", "0x1008 4 v_add_f32_e32 v1, v0, v0",
 			"0x100c 4 s_waitcnt vmcnt(0)", "0x1010 8 s_load_b32 s0, s[0:1], 0x0", "0x1018 4 s_endpgm")),
-		differs(diffTrace("context", scenarioContext(), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_nop 0",
-			"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
+		diffTrace("context", scenarioContext(), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_nop 0",
+			"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm")),
 		diffTrace("barrier excluded", scenarioBarrier(true), newTable(0, "0x4000 4 s_barrier_signal -1", "0x4004 4 s_barrier_wait 0xffff",
 			"0x4008 4 v_add_f32_e32 v1, v0, v0", "0x400c 4 s_endpgm")),
-		differs(diffTrace("lost start", scenarioLostStart(), newTable(0, "0x1000 4 v_add_f32_e32 v1, v0, v0", "0x1004 4 s_endpgm")),
-			"0.1.6 has no occupancy END at time-1 for a running location after a packet loss (2.3.6 WAVE_START step 3) and emits the complete wave before the incomplete one below it"),
-		differs(diffTrace("ext plain", extTrace(0, false), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
-		differs(diffTrace("ext byte", extTrace(0, true), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
-		differs(diffTrace("ext wg5", extTrace(5, false), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
-		differs(diffTrace("ext gfx11", newRB(11).header(3, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).
+		diffTrace("lost start", scenarioLostStart(), newTable(0, "0x1000 4 v_add_f32_e32 v1, v0, v0", "0x1004 4 s_endpgm")),
+		diffTrace("ext plain", extTrace(0, false), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")),
+		diffTrace("ext byte", extTrace(0, true), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")),
+		diffTrace("ext wg5", extTrace(5, false), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")),
+		diffTrace("ext gfx11", newRB(11).header(3, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).
 			at(100).tok(0b11100, 48, 5, 6, 1<<25).at(104).inst(0, 1).at(110).waveEnd(0, 0, 0, 0).pad(),
-			newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")), "WAVE_START_EXT: 0.1.6 starts no wave and loses the records after it"),
+			newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")),
 		diffTrace("ts rt", newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).at(50).timestamp(0x12345, true, false).
 			at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).inst(0, 1).at(110).waveEnd(0, 0, 0, 0).pad(), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_endpgm")),
-		noContext(diffTrace("save restore", newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).
+		diffTrace("save restore", newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x3000).
 			at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).inst(0, 1).
 			at(110).misc(0x08).
 			at(112).waveStart(0, 0, 0, 0, 0, 0, 66).
 			at(150).waveStart(0, 0, 0, 0, 0, 0, 68).
 			at(155).inst(0, codeReturnExc).at(156).newPC(0, 0x3010).
 			at(160).valu(0).at(170).waveEnd(0, 0, 0, 0).pad(), newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_nop 0",
-			"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm"))),
+			"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm")),
 		diffTrace("w64 gfx10", w64Trace(10, 2), anyCodes()),
 		diffTrace("w64 gfx11", w64Trace(11, 3), anyCodes()),
 		diffTrace("w64 gfx12", w64Trace(12, 4), anyCodes()),
 		diffTrace("dp gfx10", dpTrace(10, 1, 3, 0, 12, 13, 14, 15, 16, 17), anyCodes()),
 		diffTrace("dp gfx11", dpTrace(11, 3, 3, 0, 12, 13, 14, 16, 17), anyCodes()),
 		diffTrace("dp gfx12", dpTrace(12, 4, 2, 1, 10, 15, 146, 147), anyCodes()),
-		differs(diffTrace("dp 0 gfx12", dpTrace(12, 4, 0, 0, 146), anyCodes()), "W2: DPRate 0 is dp rate 0 in 0.1.6"),
-		differs(diffTrace("dp gfx11 codes 10, 15", dpTrace(11, 3, 2, 0, 10, 15), anyCodes()), "W2: gfx11 codes 10, 15 are VALU 1, 16 in 0.1.6"),
+		diffTrace("dp 0 gfx12", dpTrace(12, 4, 0, 0, 146), anyCodes()),
+		diffTrace("dp gfx11 codes 10, 15", dpTrace(11, 3, 2, 0, 10, 15), anyCodes()),
 		diffTrace("misc gfx10", miscTrace(10, 2), anyCodes()),
 		diffTrace("misc gfx11", miscTrace(11, 3), anyCodes()),
 		diffTrace("misc gfx12", miscTrace(12, 4), anyCodes()),
-		noContext(diffTrace("trap gfx11", trapTrace(11, 3, false), anyCodes())),
-		noContext(diffTrace("trap gfx12", trapTrace(12, 4, false), anyCodes())),
-		noContext(diffTrace("trap w64 gfx12", trapTrace(12, 4, true), anyCodes())),
+		diffTrace("trap gfx11", trapTrace(11, 3, false), anyCodes()),
+		diffTrace("trap gfx12", trapTrace(12, 4, false), anyCodes()),
+		diffTrace("trap w64 gfx12", trapTrace(12, 4, true), anyCodes()),
 		diffTrace("realtime gfx11", rtTrace(11, 3), anyCodes()),
 		diffTrace("realtime gfx12", rtTrace(12, 4), anyCodes()),
 		diffTrace("realtime tail gfx10 k0 a", rtTail(10, 0, [][2]int64{{50, 100}, {50, 200}, {60, 150}, {70, 300}, {80, 300}}), anyCodes()),
@@ -128,21 +118,6 @@ func extTrace(wg int, extByte bool) []byte {
 		r.bits(0xA5, 8)
 	}
 	return r.at(104).inst(0, 1).at(110).waveEnd(0, 0, 0, 0).pad()
-}
-
-func noBX(d DiffTrace) DiffTrace {
-	d.NoBX016 = true
-	return d
-}
-
-func noContext(d DiffTrace) DiffTrace {
-	d.NoContext016 = true
-	return d
-}
-
-func differs(d DiffTrace, why string) DiffTrace {
-	d.Differs016 = why
-	return d
 }
 
 // anyCodes is an ISA of s_nop lines: enough for the timing records.
@@ -236,13 +211,6 @@ func trapTrace(gen, version int, w64 bool) []byte {
 	}
 	r.at(120).inst(0, 0).valu(0).at(140).inst(0, codeReturnExc).at(141).newPC(0, 0x3008)
 	return r.at(150).valu(0).at(160).waveEnd(0, 0, 0, 0).pad()
-}
-
-// SetNoBarrierExt016 turns the gfx10/gfx11 barrier extension off (A.3 item
-// 3) for the differential test, and returns a function that restores it.
-func SetNoBarrierExt016() (restore func()) {
-	noBarrierExt016 = true
-	return func() { noBarrierExt016 = false }
 }
 
 // rtTrace: realtime samples, some not newer than the previous one.

@@ -310,7 +310,7 @@ func TestRDNAInstructionMaps(t *testing.T) {
 		{4, 1, 1, 6, res{wire.CatContext, 1, false}},
 		{4, 1, 1, 117, res{}},
 	} {
-		r := &rdna{version: tc.version, dprate: tc.dprate, derate: tc.derate}
+		r := &rdna{ps: &parseState{}, version: tc.version, dprate: tc.dprate, derate: tc.derate}
 		r.setInsts()
 		m, c := r.mapInst(tc.code)
 		if got := (res{m.cat, c, m.other}); got != tc.want {
@@ -571,8 +571,9 @@ func TestRDNANewPCWidth(t *testing.T) {
 	}
 }
 
-// The w64 (wave64) bit of INST and VALU_INST doubles the cycles, as AMD's
-// 0.1.6 library does; other-SIMD cycles stay (sqtt-format.md A.4 W1).
+// The w64 (wave64) bit of INST and VALU_INST: ignored by the newest source,
+// doubling the cycles under 0.1.6; other-SIMD cycles stay (sqtt-format.md
+// A.4 R6, W1).
 func TestRDNAWave64(t *testing.T) {
 	for _, gen := range []int{11, 12} {
 		w64 := uint64(1) << 6
@@ -587,22 +588,38 @@ func TestRDNAWave64(t *testing.T) {
 		inst(r.at(110), 80)
 		r.at(115).tok(0b011, 12, 3, 5, w64)
 		data := r.at(120).waveEnd(0, 0, 0, 0).pad()
-		got, err := decodeAll(t, data, newTable(0, "0x1000 4 v_exp_f32 v0, v1", "0x1004 4 v_add_f32_e32 v1, v0, v0", "0x1008 4 s_endpgm"))
+		isa := newTable(0, "0x1000 4 v_exp_f32 v0, v1", "0x1004 4 v_add_f32_e32 v1, v0, v0", "0x1008 4 s_endpgm")
+		got, err := decodeAll(t, data, isa)
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(t, got, []wire.Batch{
-			gfxip(uint64(gen)),
-			occB(rdnaOccStart(0x1000, 0, 100, 0, 0, 0, 0, 0), rdnaOccEnd(0x1000, 0, 120, 0, 0, 0)),
-			{Type: wire.TypeInstOtherSIMD, OtherSIMD: []wire.OtherSIMD{{Size: 24, Time: 110, Cycles: 1, Category: wire.CatLDS}}},
+		occ := occB(rdnaOccStart(0x1000, 0, 100, 0, 0, 0, 0, 0), rdnaOccEnd(0x1000, 0, 120, 0, 0, 0))
+		other := wire.Batch{Type: wire.TypeInstOtherSIMD, OtherSIMD: []wire.OtherSIMD{{Size: 24, Time: 110, Cycles: 1, Category: wire.CatLDS}}}
+		// Newest: the wave64 bit is parsed and ignored (2.3.6).
+		check(t, got, []wire.Batch{gfxip(uint64(gen)), occ, other,
 			waveB(wire.Wave{BeginTime: 100, EndTime: 120,
 				Instructions: []wire.Instruction{
-					in(wire.CatVALU, 104, 8, 0, 0x1000, 0),
-					in(wire.CatVALU, 115, 2, 0, 0x1004, 0),
-					in(wire.CatMessage, 117, 3, 0, 0x1008, 0),
+					in(wire.CatVALU, 104, 4, 0, 0x1000, 0),
+					in(wire.CatVALU, 115, 1, 0, 0x1004, 0),
+					in(wire.CatMessage, 116, 4, 0, 0x1008, 0),
 				},
 				Timeline: tl(sIdle, 4, sExec, 16)}),
 		})
+		// 0.1.6 doubles the cycles of a wave64 instruction (and emits the
+		// wave at its WAVE_END).
+		w := waveB(wire.Wave{BeginTime: 100, EndTime: 120,
+			Instructions: []wire.Instruction{
+				in(wire.CatVALU, 104, 8, 0, 0x1000, 0),
+				in(wire.CatVALU, 115, 2, 0, 0x1004, 0),
+				in(wire.CatMessage, 117, 3, 0, 0x1008, 0),
+			},
+			Timeline: tl(sIdle, 4, sExec, 16)})
+		w.Waves[0].Size = 0
+		got, err = decodeWith(&Decoder{Compat016: true}, data, provider(isa), cloneAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, got, []wire.Batch{gfxip(uint64(gen)), w, occ, other})
 	}
 }
 

@@ -1004,8 +1004,9 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		}
 	}
 	inst := func(code uint16) {
-		// The wave64 bit doubles the cycles (spec gap; AMD's 0.1.6 and
-		// internal/sqtt do, sqtt-format.md A.4 R6/W1).
+		// The wave64 bit: under 0.1.6 it doubles the cycles, the newest
+		// source ignores it (sqtt-format.md A.4 R6/W1); the schedule
+		// leaves room for the doubled cycles either way.
 		w64 := int8(r.intn(2))
 		a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li, w64: w64})
 		late()

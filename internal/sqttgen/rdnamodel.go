@@ -122,8 +122,8 @@ func (m *rmodel) process(tk *rtok) {
 	case rtValu:
 		if w := m.top(tk.wid); w != nil {
 			d := int64(1)
-			if tk.w64 {
-				d = 2 // wave64: twice the cycles
+			if tk.w64 && m.compat016 {
+				d = 2 // wave64 under 0.1.6: twice the cycles (newest: ignored)
 			}
 			m.valu(w, tk.t, d, tk.pc)
 		}
@@ -498,8 +498,8 @@ func (m *rmodel) inst(tk *rtok) {
 		return
 	}
 	time, dur, stall := t, int64(c.cycles), int64(0)
-	if tk.w64 {
-		dur *= 2 // wave64: twice the cycles
+	if tk.w64 && m.compat016 {
+		dur *= 2 // wave64 under 0.1.6: twice the cycles (newest: ignored)
 	}
 	if w.cur == wire.StateStall && w.last < t {
 		stall = t - w.last
