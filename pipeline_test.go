@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/attkit/attkit/internal/testutil"
 )
 
 // attTool runs scripts/att-tool from the repository root (the sample's DWARF
@@ -69,7 +71,7 @@ func TestAttToolSampleGolden(t *testing.T) {
 	golden := filepath.Join("testdata", "golden", "att-tool")
 	root := repoRoot(t)
 	got := treeFiles(t, out)
-	if *update {
+	if testutil.Update() {
 		os.RemoveAll(golden)
 		for _, f := range got {
 			b, _ := os.ReadFile(filepath.Join(out, f))

@@ -15,8 +15,6 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 // binDir holds the attkit binaries built for these tests.
 var binDir string
 
