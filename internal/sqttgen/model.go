@@ -555,7 +555,7 @@ func (c *cpState) computeReg(reg uint16, me, pipe uint8, data uint32) {
 
 // dispatch derives a DISPATCH record (spec §2.1.5) with tt_version 0: the
 // gfx9 model's (the LDS field of the generator's RSRC2 is 0, so the
-// tt_version question of spec §8.1 does not arise); the RDNA model adjusts
+// tt_version question of spec §8 item 1 does not arise); the RDNA model adjusts
 // it to its header version.
 func (c *cpState) dispatch(t int64, me, pipe uint8) wire.Dispatch {
 	r1, r2 := c.rsrc1, c.rsrc2
