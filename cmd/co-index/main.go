@@ -8,7 +8,7 @@
 // Usage:
 //
 //	co-index [--format msgpack|json|code.json] [-o FILE] [--snapshots DIR]
-//	         [--objdump PATH] [--code-object ID=PATH]… [CODEOBJ…]
+//	         [--objdump PATH] [--code-object ID=PATH[@ADDR]]… [CODEOBJ…]
 //
 // Each CODEOBJ gets the code object id its file name carries
 // (…code_object_id_<N>…, or the integer after the last "_" of the stem; a
@@ -17,7 +17,18 @@
 // ending in .hsaco, .co, .out or .o, sorted by name), such as a rocprofv3
 // output directory. Objects are indexed in the order given: the CODEOBJ
 // arguments, then the --code-object pairs. Two inputs with one id are an
-// error.
+// error, unless both are placed.
+//
+// --code-object ID=PATH@ADDR places the object at the load address ADDR
+// (0x… hex or decimal): every address in the index (instructions, labels,
+// kernels, load ranges, funcmap) is ADDR + its ELF vaddr. This indexes a
+// capture without code-object load records, as runtimes other than
+// rocprofv3 record them: the decoders then report absolute PCs in code
+// object 0, so give such objects id 0, each at its own load address
+// (placed objects may share an id when their addresses do not overlap):
+//
+//	co-index -o k.idx --code-object 0=k.hsaco@0x7f3a00001000
+//	att-decode --index k.idx -o se0.rec se0.att
 //
 // --format msgpack (the default) writes the index stream (docs/wire.md)
 // that att-decode, att-stats and att-rcv read with --index; json writes the

@@ -23,7 +23,7 @@ type flags struct {
 	Output     string   `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
 	Snapshots  string   `placeholder:"DIR" help:"Copy the source files the index names into DIR, with snapshots.json."`
 	Objdump    string   `placeholder:"PATH" help:"The llvm-objdump to use (default: $LLVM_OBJDUMP, ROCm installs, llvm-objdump-19… on PATH)."`
-	CodeObject []string `name:"code-object" placeholder:"ID=PATH" help:"A code object with an explicit id (repeatable)."`
+	CodeObject []string `name:"code-object" sep:"none" placeholder:"ID=PATH[@ADDR]" help:"A code object with an explicit id, indexed at load address ADDR + ELF vaddr when @ADDR is given (repeatable)."`
 	Inputs     []string `arg:"" optional:"" name:"CODEOBJ" help:"Code objects; ids inferred from the names (…code_object_id_N…)."`
 }
 
@@ -98,13 +98,12 @@ func inputsOf(f *flags) ([]codeobj.Input, error) {
 		}
 		inputs = append(inputs, in...)
 	}
-	for _, pair := range f.CodeObject {
-		id, path, ok := strings.Cut(pair, "=")
-		n, err := strconv.ParseUint(strings.TrimSpace(id), 10, 64)
-		if !ok || err != nil || path == "" {
-			return nil, cli.Errorf(cli.ExitUsage, "--code-object %q: want ID=PATH with a decimal id", pair)
+	for _, arg := range f.CodeObject {
+		in, err := parseCodeObject(arg)
+		if err != nil {
+			return nil, err
 		}
-		inputs = append(inputs, codeobj.Input{ID: n, Path: path})
+		inputs = append(inputs, in)
 	}
 	// Ids collide before paths are checked: the message names the
 	// arguments as given.
@@ -112,6 +111,28 @@ func inputsOf(f *flags) ([]codeobj.Input, error) {
 		return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
 	}
 	return inputs, nil
+}
+
+// parseCodeObject reads a --code-object argument, ID=PATH or ID=PATH@ADDR:
+// a decimal id, and a load address in Go's integer syntax (0x… hex, or
+// decimal). The text after PATH's last '@' is the address only if it is a
+// number, so "k@v2.hsaco" is a path.
+func parseCodeObject(arg string) (codeobj.Input, error) {
+	id, path, ok := strings.Cut(arg, "=")
+	n, err := strconv.ParseUint(strings.TrimSpace(id), 10, 64)
+	if !ok || err != nil || path == "" {
+		return codeobj.Input{}, cli.Errorf(cli.ExitUsage, "--code-object %q: want ID=PATH or ID=PATH@ADDR with a decimal id", arg)
+	}
+	in := codeobj.Input{ID: n, Path: path}
+	if at := strings.LastIndexByte(path, '@'); at >= 0 {
+		if addr, err := strconv.ParseUint(path[at+1:], 0, 64); err == nil {
+			if at == 0 {
+				return codeobj.Input{}, cli.Errorf(cli.ExitUsage, "--code-object %q: no PATH before @ADDR", arg)
+			}
+			in.Path, in.Load, in.Placed = path[:at], addr, true
+		}
+	}
+	return in, nil
 }
 
 // expandDirs replaces each directory argument by the code objects in it

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -267,6 +269,12 @@ func TestErrors(t *testing.T) {
 		{"bad pair", []string{"--code-object", "x=" + text}, 2, "want ID=PATH"},
 		{"unnamed", []string{"a.hsaco", "b.hsaco"}, 2, "Cannot infer code object IDs for multiple unnamed inputs: a.hsaco, b.hsaco"},
 		{"duplicate", []string{"--code-object", "1=" + text, "k_1.hsaco"}, 2, "Code object id 1 is used by both k_1.hsaco and " + text + "."},
+		{"placed and unplaced share an id", []string{"--code-object", "1=" + text + "@0x1000", "k_1.hsaco"}, 2, "Code object id 1 is used by both k_1.hsaco and " + text + "."},
+		{"no path before @", []string{"--code-object", "0=@0x1000"}, 2, "no PATH before @ADDR"},
+		{"placed objects overlap", []string{"--code-object", "0=" + kernels + "/gfx942/kernels_code_object_id_1.hsaco@0x100000",
+			"--code-object", "0=" + kernels + "/gfx942/nodebug_code_object_id_3.hsaco@0x101000"}, 2, "overlaps"},
+		{"placed beyond 2^64", []string{"--code-object", "0=" + kernels + "/gfx942/kernels_code_object_id_1.hsaco@0xffffffffffffff00"}, 2,
+			"beyond the 64-bit address space"},
 		{"not ELF", []string{text}, 3, text + ": not an ELF code object"},
 		{"x86 ELF", []string{"--code-object", "4=" + self}, 3, "not an AMDGPU code object (ELF machine EM_X86_64)"},
 		{"truncated", []string{trunc}, 3, trunc + ": unreadable ELF file"},
@@ -306,5 +314,73 @@ func TestHelpAndVersion(t *testing.T) {
 	code, stdout, _ = co(t, "--version")
 	if code != 0 || !strings.HasPrefix(stdout, "co-index ") {
 		t.Errorf("version: exit %d %q", code, stdout)
+	}
+}
+
+// TestPlacedCodeObjects: --code-object ID=PATH@ADDR indexes the object at
+// its load address, every address ADDR + ELF vaddr in code object ID; placed
+// objects may share an id side by side.
+func TestPlacedCodeObjects(t *testing.T) {
+	needObjdump(t)
+	const load = 0x7f3a00001000
+	obj := kernels + "/gfx942/kernels_code_object_id_1.hsaco"
+	other := kernels + "/gfx942/dwarf4_code_object_id_6.hsaco"
+	index := func(args ...string) *wire.Index {
+		t.Helper()
+		code, stdout, stderr := co(t, args...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("co-index %v: exit %d: %s", args, code, stderr)
+		}
+		ix, err := wire.ReadIndex(strings.NewReader(stdout), "index")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}
+	plain := index(obj)
+	for _, arg := range []string{fmt.Sprintf("0=%s@%#x", obj, load), fmt.Sprintf("0=%s@%d", obj, load)} {
+		placed := index("--code-object", arg)
+		if len(placed.Rows) != len(plain.Rows) || len(placed.Rows) < 50 {
+			t.Fatalf("%s: %d rows, the object has %d", arg, len(placed.Rows), len(plain.Rows))
+		}
+		for i, r := range plain.Rows {
+			want := r
+			want.CodeObj, want.Vaddr = 0, load+r.Vaddr
+			if got := placed.Rows[i]; !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: row %d = %+v, want %+v", arg, i, got, want)
+			}
+		}
+		if len(placed.Kernels) != len(plain.Kernels) || len(plain.Kernels) == 0 {
+			t.Fatalf("%s: kernels %v, want %v", arg, placed.Kernels, plain.Kernels)
+		}
+		for i, k := range plain.Kernels {
+			if g := placed.Kernels[i]; g.Address != load+k.Address || g.CodeObj != 0 || g.Name != k.Name {
+				t.Errorf("%s: kernel %+v, want %s at %#x", arg, g, k.Name, load+k.Address)
+			}
+		}
+		o, p := placed.Objects[0], plain.Objects[0]
+		if o.ID != 0 || len(o.Ranges) != len(p.Ranges) || o.Ranges[0].Begin != load+p.Ranges[0].Begin || o.Ranges[0].End != load+p.Ranges[0].End {
+			t.Errorf("%s: object %+v, want the ranges of %+v moved by %#x", arg, o, p, load)
+		}
+	}
+	// Two objects in code object 0, 4 GiB apart; a path with '@' in it.
+	dir := t.TempDir()
+	at := filepath.Join(dir, "k@v2.hsaco")
+	data, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(at, data, 0o644)
+	both := index("--code-object", fmt.Sprintf("0=%s@%#x", obj, load), "--code-object", fmt.Sprintf("0=%s@%#x", at, load+1<<32))
+	two := index("--code-object", "0="+at)
+	if n := len(plain.Rows) + len(two.Rows); len(both.Rows) != n {
+		t.Fatalf("two placed objects: %d rows, want %d", len(both.Rows), n)
+	}
+	second := both.Rows[len(plain.Rows)]
+	if second.CodeObj != 0 || second.Vaddr != load+1<<32+two.Rows[0].Vaddr || second.Text != two.Rows[0].Text {
+		t.Errorf("first row of the second object = %+v, want %+v at %#x", second, two.Rows[0], load+1<<32)
+	}
+	if both.Objects[1].Path != at {
+		t.Errorf("second object's path %q, want %q", both.Objects[1].Path, at)
 	}
 }

@@ -64,7 +64,7 @@ func Normalize(in []Input) ([]Input, error) {
 		if err := checkMagic(abs); err != nil {
 			return nil, err
 		}
-		out[i] = Input{ID: x.ID, Path: abs}
+		out[i] = Input{ID: x.ID, Path: abs, Load: x.Load, Placed: x.Placed}
 	}
 	if err := CheckIDs(out); err != nil {
 		return nil, err
@@ -148,6 +148,9 @@ func Build(ctx context.Context, inputs []Input, opt Options) (*wire.Index, error
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	if err := checkPlaced(objs); err != nil {
+		return nil, err
+	}
 
 	ix := &wire.Index{}
 	ix.Header.Producer = opt.Producer
@@ -162,7 +165,7 @@ func Build(ctx context.Context, inputs []Input, opt Options) (*wire.Index, error
 		ix.Doc.Hsaco = append(ix.Doc.Hsaco, p.in.Path)
 		co := wire.CodeObject{ID: p.in.ID, Path: p.in.Path, Target: p.obj.Target}
 		for _, r := range p.obj.Ranges {
-			co.Ranges = append(co.Ranges, wire.LoadRange{Begin: r.Begin, End: r.End})
+			co.Ranges = append(co.Ranges, wire.LoadRange{Begin: p.in.Load + r.Begin, End: p.in.Load + r.End})
 		}
 		ix.Objects = append(ix.Objects, co)
 		line = appendRows(ix, p, line)
@@ -171,6 +174,48 @@ func Build(ctx context.Context, inputs []Input, opt Options) (*wire.Index, error
 	}
 	ix.Header.Objdump = strings.Join(tools, "; ")
 	return ix, nil
+}
+
+// checkPlaced checks that every placed object fits below 2^64 and that
+// placed objects sharing a code object id do not overlap.
+func checkPlaced(objs []perObject) error {
+	type span struct {
+		lo, hi uint64
+		path   string
+	}
+	byID := map[uint64][]span{}
+	for i := range objs {
+		p := &objs[i]
+		if !p.in.Placed {
+			continue
+		}
+		lo, hi := ^uint64(0), uint64(0)
+		for _, r := range p.obj.Ranges {
+			lo, hi = min(lo, r.Begin), max(hi, r.End)
+		}
+		for _, in := range p.insts {
+			lo, hi = min(lo, in.Addr), max(hi, in.Addr+max(in.Size, 1))
+		}
+		for a := range p.obj.Labels.Func {
+			lo, hi = min(lo, a), max(hi, a+1)
+		}
+		if hi <= lo {
+			continue // nothing loaded
+		}
+		if p.in.Load+hi < p.in.Load {
+			return &PlacementError{fmt.Sprintf("%s: loaded at %#x, its last byte (vaddr %#x) is beyond the 64-bit address space",
+				p.in.Path, p.in.Load, hi-1)}
+		}
+		s := span{p.in.Load + lo, p.in.Load + hi, p.in.Path}
+		for _, o := range byID[p.in.ID] {
+			if s.lo < o.hi && o.lo < s.hi {
+				return &PlacementError{fmt.Sprintf("code object id %d: %s at [%#x, %#x) overlaps %s at [%#x, %#x)",
+					p.in.ID, s.path, s.lo, s.hi, o.path, o.lo, o.hi)}
+			}
+		}
+		byID[p.in.ID] = append(byID[p.in.ID], s)
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {
@@ -189,20 +234,20 @@ func appendRows(ix *wire.Index, p *perObject, line int64) int64 {
 		copy(rows, ix.Rows)
 		ix.Rows = rows
 	}
-	id := p.in.ID
+	id, load := p.in.ID, p.in.Load
 	for i := range p.insts {
 		in := &p.insts[i]
 		if name, ok := labels.Func[in.Addr]; ok {
-			ix.Rows = append(ix.Rows, wire.Row{Kind: wire.RowFunction, CodeObj: id, Vaddr: in.Addr,
+			ix.Rows = append(ix.Rows, wire.Row{Kind: wire.RowFunction, CodeObj: id, Vaddr: load + in.Addr,
 				Text: LabelText(name), Source: name, Line: line})
 			line++
 		}
 		for _, name := range labels.Debug[in.Addr] {
-			ix.Rows = append(ix.Rows, wire.Row{Kind: wire.RowLabel, CodeObj: id, Vaddr: in.Addr,
+			ix.Rows = append(ix.Rows, wire.Row{Kind: wire.RowLabel, CodeObj: id, Vaddr: load + in.Addr,
 				Text: LabelText(name), Line: line})
 			line++
 		}
-		ix.Rows = append(ix.Rows, wire.Row{Kind: wire.RowInstruction, CodeObj: id, Vaddr: in.Addr,
+		ix.Rows = append(ix.Rows, wire.Row{Kind: wire.RowInstruction, CodeObj: id, Vaddr: load + in.Addr,
 			Size: in.Size, Text: in.Text, Source: p.obj.Lines.Lookup(in.Addr), Line: line})
 		line++
 	}
@@ -217,7 +262,7 @@ func appendKernels(ix *wire.Index, p *perObject) {
 	sort.Slice(addrs, func(i, j int) bool { return addrs[i] < addrs[j] })
 	for _, a := range addrs {
 		n := p.obj.Labels.Func[a]
-		ix.Kernels = append(ix.Kernels, wire.Kernel{Address: a, CodeObj: p.in.ID, Name: n, Demangled: n})
+		ix.Kernels = append(ix.Kernels, wire.Kernel{Address: p.in.Load + a, CodeObj: p.in.ID, Name: n, Demangled: n})
 	}
 }
 
@@ -232,8 +277,8 @@ func appendFuncmap(ix *wire.Index, p *perObject) {
 	id := p.in.ID
 	for _, e := range m.Entries {
 		var vaddr uint64
-		if e.Kind == 'F' || e.Kind == 'K' {
-			vaddr = p.obj.Labels.FuncMin[e.Name]
+		if v, ok := p.obj.Labels.FuncMin[e.Name]; ok && (e.Kind == 'F' || e.Kind == 'K') {
+			vaddr = p.in.Load + v
 		}
 		ix.Funcmap = append(ix.Funcmap, wire.FuncmapEntry{CodeObj: id, MarkerID: uint64(e.MarkerID),
 			Kind: string(e.Kind), Name: e.Name, Source: e.Source, Vaddr: vaddr})

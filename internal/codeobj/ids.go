@@ -8,10 +8,18 @@ import (
 	"strings"
 )
 
-// An Input is a code object to index and its id.
+// An Input is a code object to index and its id. A placed input (Placed
+// set) is indexed at the GPU address Load it was loaded at: its rows,
+// kernels, load ranges and funcmap addresses are Load + ELF vaddr. That is
+// how to index a capture whose PCs are absolute because no code-object load
+// record announced the objects (runtimes other than rocprofv3): the decoder
+// leaves such PCs in code object 0, so the capture's objects are placed
+// with id 0, side by side.
 type Input struct {
-	ID   uint64
-	Path string
+	ID     uint64
+	Path   string
+	Load   uint64
+	Placed bool
 }
 
 var tagRE = regexp.MustCompile(`(?i)(?:^|_)code_object_id_([0-9]+)(?:_|$)`)
@@ -89,14 +97,18 @@ func InferIDs(paths []string) ([]Input, error) {
 	return out, nil
 }
 
-// CheckIDs returns an error if two inputs share an id (§3.1 wording).
+// CheckIDs returns an error if two inputs share an id (§3.1 wording),
+// unless both are placed: placed objects may share one (Build checks that
+// their addresses do not overlap).
 func CheckIDs(in []Input) error {
-	first := map[uint64]string{}
+	first := map[uint64]Input{}
 	for _, x := range in {
-		if p, dup := first[x.ID]; dup {
-			return idErrorf("Code object id %d is used by both %s and %s.", x.ID, p, x.Path)
+		p, dup := first[x.ID]
+		if !dup {
+			first[x.ID] = x
+		} else if !p.Placed || !x.Placed {
+			return idErrorf("Code object id %d is used by both %s and %s.", x.ID, p.Path, x.Path)
 		}
-		first[x.ID] = x.Path
 	}
 	if len(in) == 0 {
 		return idErrorf("No code objects were provided.")
@@ -114,3 +126,13 @@ func (e *IDError) Error() string { return e.Msg }
 func idErrorf(format string, args ...any) error {
 	return &IDError{Msg: fmt.Sprintf(format, args...)}
 }
+
+// A PlacementError is a placed input that does not fit: beyond the 64-bit
+// address space, or overlapping another placed input of its code object id.
+// It is a usage error (exit code 2).
+type PlacementError struct{ Msg string }
+
+func (e *PlacementError) Error() string { return e.Msg }
+
+// ExitCode implements cli.ExitCoder.
+func (e *PlacementError) ExitCode() int { return 2 }

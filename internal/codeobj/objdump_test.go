@@ -92,7 +92,7 @@ func TestObjdumpSkipsUnsupported(t *testing.T) {
 		t.Skip("/opt/rocm exists: its objdump would be tried first")
 	}
 	path, _ := filepath.Abs(filepath.Join(kernelsDir, "gfx942", "kernels_code_object_id_1.hsaco"))
-	ix, err := Build(context.Background(), []Input{{1, path}}, Options{Objdump: o})
+	ix, err := Build(context.Background(), []Input{{ID: 1, Path: path}}, Options{Objdump: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestObjdumpSkipsUnsupported(t *testing.T) {
 	// Only the old one: a clear error listing the failure.
 	os.Remove(filepath.Join(d, "llvm-objdump"))
 	os.Symlink(v14, filepath.Join(d, "llvm-objdump"))
-	_, err = Build(context.Background(), []Input{{1, path}}, Options{Objdump: &Objdump{Getenv: envOf(nil), LookPath: lookIn(d)}})
+	_, err = Build(context.Background(), []Input{{ID: 1, Path: path}}, Options{Objdump: &Objdump{Getenv: envOf(nil), LookPath: lookIn(d)}})
 	if err == nil || !strings.Contains(err.Error(), "no llvm-objdump could disassemble") || !strings.Contains(err.Error(), "can't find target") {
 		t.Errorf("error %v", err)
 	}
@@ -119,12 +119,12 @@ func TestNoObjdump(t *testing.T) {
 	}
 	path, _ := filepath.Abs(filepath.Join(kernelsDir, "gfx942", "kernels_code_object_id_1.hsaco"))
 	o := &Objdump{Getenv: envOf(nil), LookPath: lookIn(t.TempDir())}
-	_, err := Build(context.Background(), []Input{{1, path}}, Options{Objdump: o})
+	_, err := Build(context.Background(), []Input{{ID: 1, Path: path}}, Options{Objdump: o})
 	if !errors.Is(err, ErrNoObjdump) {
 		t.Errorf("error %v, want ErrNoObjdump", err)
 	}
 	o = &Objdump{Explicit: filepath.Join(t.TempDir(), "missing-objdump")}
-	_, err = Build(context.Background(), []Input{{1, path}}, Options{Objdump: o})
+	_, err = Build(context.Background(), []Input{{ID: 1, Path: path}}, Options{Objdump: o})
 	if err == nil || !strings.Contains(err.Error(), "missing-objdump") {
 		t.Errorf("explicit missing tool: %v", err)
 	}
@@ -178,7 +178,7 @@ func TestBadObjects(t *testing.T) {
 func normalizePaths(paths []string) error {
 	var in []Input
 	for i, p := range paths {
-		in = append(in, Input{uint64(i), p})
+		in = append(in, Input{ID: uint64(i), Path: p})
 	}
 	_, err := Normalize(in)
 	return err
@@ -235,7 +235,7 @@ func TestObjdumpSkipsSilentTool(t *testing.T) {
 	os.Symlink(v19, filepath.Join(d, "llvm-objdump"))
 	o := &Objdump{Getenv: envOf(nil), LookPath: lookIn(d)}
 	path, _ := filepath.Abs(filepath.Join(kernelsDir, "gfx90a", "kernels_code_object_id_1.hsaco"))
-	ix, err := Build(context.Background(), []Input{{1, path}}, Options{Objdump: o})
+	ix, err := Build(context.Background(), []Input{{ID: 1, Path: path}}, Options{Objdump: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestObjdumpFallsBackForGfx950(t *testing.T) {
 	o := &Objdump{Getenv: envOf(nil), LookPath: lookIn(d)}
 	p942, _ := filepath.Abs(filepath.Join(kernelsDir, "gfx942", "kernels_code_object_id_1.hsaco"))
 	p950, _ := filepath.Abs(filepath.Join(kernelsDir, "gfx950", "gfx950_code_object_id_7.hsaco"))
-	ix, err := Build(context.Background(), []Input{{1, p942}, {7, p950}}, Options{Objdump: o})
+	ix, err := Build(context.Background(), []Input{{ID: 1, Path: p942}, {ID: 7, Path: p950}}, Options{Objdump: o})
 	if err != nil {
 		t.Fatal(err)
 	}

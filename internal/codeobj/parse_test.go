@@ -1,6 +1,7 @@
 package codeobj
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -170,7 +171,7 @@ func TestInferIDs(t *testing.T) {
 			t.Errorf("InferIDs(%q) error %v, want %q", c.paths, err, c.msg)
 		}
 	}
-	err = CheckIDs([]Input{{1, "a"}, {2, "b"}, {1, "c"}})
+	err = CheckIDs([]Input{{ID: 1, Path: "a"}, {ID: 2, Path: "b"}, {ID: 1, Path: "c"}})
 	if err == nil || err.Error() != "Code object id 1 is used by both a and c." {
 		t.Errorf("CheckIDs: %v", err)
 	}
@@ -203,5 +204,36 @@ func TestFuncmapObject(t *testing.T) {
 	plain := buildOne(t, kernelsDir+"/gfx942/kernels_code_object_id_1.hsaco", 5)
 	if plain.Funcmap != nil || plain.FuncmapLayout != nil || len(plain.Rows) != len(ix.Rows) {
 		t.Errorf("object without funcmap: %d entries, %d rows vs %d", len(plain.Funcmap), len(plain.Rows), len(ix.Rows))
+	}
+}
+
+// TestPlacedFuncmap: a placed object's funcmap entries name their functions
+// at load address + vaddr (entries without a function stay 0); placed
+// inputs may share an id, a placed and an unplaced one may not.
+func TestPlacedFuncmap(t *testing.T) {
+	path := kernelsDir + "/gfx942/funcmap_code_object_id_5.hsaco"
+	const load = 0x10000000
+	od := &Objdump{Explicit: toolFor(t, "llvm-objdump", path)}
+	in, err := Normalize([]Input{{ID: 0, Path: path, Load: load, Placed: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Build(context.Background(), in, Options{Objdump: od})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, e := range ix.Funcmap {
+		got = append(got, e.Vaddr)
+	}
+	if want := []uint64{load + 0x1e00, load + 0x1f00, 0, 0, 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("funcmap addresses %#x, want %#x", got, want)
+	}
+	if err := CheckIDs([]Input{{ID: 0, Path: "a", Placed: true}, {ID: 0, Path: "b", Load: 1 << 32, Placed: true}}); err != nil {
+		t.Errorf("two placed inputs with id 0: %v", err)
+	}
+	err = CheckIDs([]Input{{ID: 0, Path: "a", Placed: true}, {ID: 0, Path: "b"}})
+	if err == nil || err.Error() != "Code object id 0 is used by both a and b." {
+		t.Errorf("placed and unplaced with one id: %v", err)
 	}
 }
