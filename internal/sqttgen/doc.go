@@ -31,6 +31,29 @@
 // observed with that library, noted on the model's v016 field); Normalize016
 // removes the record fields 0.1.6 does not have.
 //
+// What real hardware writes, learnt from the real traces of ../shared/real
+// (each also a round trip that fails on the decoder before the fix):
+// RDNA.ExecTokens writes the 8-bit ALU_EXEC and VMEM_EXEC tokens among the
+// wave's tokens (gfx1100 and gfx1200 captures; spec 2.3.2), and
+// Config.EndpgmMessage issues s_endpgm as an OTHER_MSG at the WAVE_END time
+// (gfx950 captures; spec 2.2.4).
+//
+// Shared transcriptions. A round trip checks that the decoder and the model
+// read the specification alike; where both transcribe the same rule, a
+// misread rule passes unnoticed. These rules are transcribed on both sides:
+// the stitcher's text classification trie and category rules (spec 3.2;
+// classify.go and rdnacodes.go against internal/sqtt/isacache.go), the
+// stitcher itself (3.5, stitch.go and rdnastitch.go against
+// internal/sqtt/stitch.go and rdna_stitch.go), mfmaScale (the gfx950
+// v_mfma_scale rule), the RDNA instruction and event tables (2.4, 2.3.6),
+// the token framing tables (2.2.2, 2.3.2) and the 0.1.6 differences of the
+// v016/compat016 models (A.3, A.4). Each has an independent check: the real
+// traces (internal/sqtt/real_test.go decodes all 126 against AMD's records:
+// classification, stitching, framing, the RDNA tables and the 0.1.6 rules on
+// real kernels), the hand-worked vectors of appendix B, the hand-built token
+// streams of internal/sqtt's tests, and, where ROCPROF_TRACE_DECODER_LIB
+// names AMD's library, the differential tests against it.
+//
 // Without the instrumentation, no packet announces the code objects and
 // the trace's PCs are raw GPU addresses in code object 0, as in captures of
 // runtimes other than rocprofv3; Loaded moves an index's code objects to

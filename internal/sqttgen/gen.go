@@ -70,6 +70,11 @@ type Config struct {
 	// Barriers as OTHER_MSG + IMMED (newest decoders only; 0.1.6 drops
 	// OTHER_MSG, spec A.3). Otherwise a barrier is one IMMED.
 	BarrierMessages bool
+	// EndpgmMessage issues s_endpgm as MI350 (gfx950) hardware does: an
+	// ISSUE INST and an INST OTHER_MSG at the wave's WAVE_END time (real
+	// trace gfx950_gemm_0; spec §2.2.4, "OTHER_MSG on real hardware"),
+	// instead of an ISSUE IMMED before the wave end.
+	EndpgmMessage bool
 
 	// Pipeline lets waves issue further instructions before the INST
 	// token of a memory instruction arrives.

@@ -242,6 +242,9 @@ func (m *model) waveEnd(t int64, sh, cu, simd, slot uint8) {
 		if w == nil || w.trap != trapRestored {
 			return
 		}
+		if m.v016 {
+			m.programEnd016(w)
+		}
 		m.complete(w, t)
 		m.emitWave(w)
 		s := m.waves[simd][slot]
@@ -263,6 +266,41 @@ func (m *model) waveEnd(t int64, sh, cu, simd, slot uint8) {
 	}
 }
 
+// programEnd016: a wave's last entry is an OTHER_MSG (EndpgmMessage). The
+// 0.1.6 library turns it into a MESSAGE placed as an IMMED issued at its
+// time, without stall, and waits through it (spec §2.2.4, "OTHER_MSG on
+// real hardware", proved by the real trace gfx950_gemm_0).
+func (m *model) programEnd016(w *mwave) {
+	ins := w.rec.Instructions
+	n := len(ins)
+	if n == 0 || ins[n-1].Category != catDropped016 {
+		return
+	}
+	T := ins[n-1].Time
+	ti := T
+	if n >= 2 && ins[n-2].Category != catPlaceholder {
+		trim(&ins[n-2], T)
+		ti = min(iend(&ins[n-2]), T)
+	}
+	// The timeline is cut back to ti (it reaches T at most).
+	for cut := w.stateStart - ti; cut > 0 && len(w.rec.Timeline) > 0; {
+		last := &w.rec.Timeline[len(w.rec.Timeline)-1]
+		if int64(last.Duration) > cut {
+			last.Duration -= int32(cut)
+			break
+		}
+		cut -= int64(last.Duration)
+		w.rec.Timeline = w.rec.Timeline[:len(w.rec.Timeline)-1]
+	}
+	if w.stateStart < ti {
+		w.addState(w.cur, ti-w.stateStart)
+	}
+	c := 4 + T - ti
+	ins[n-1].Time, ins[n-1].Category, ins[n-1].Duration, ins[n-1].Stall = ti, wire.CatMessage, int32(c), 0
+	w.rec.Timeline = append(w.rec.Timeline, wire.WaveState{Type: wire.StateWait, Duration: int32(c)})
+	w.cur, w.stateStart = wire.StateExec, ti+c
+}
+
 // complete ends a wave at token time t (newest: e = t + 4).
 func (m *model) complete(w *mwave, t int64) {
 	e, last := t+4, w.cur
@@ -271,7 +309,9 @@ func (m *model) complete(w *mwave, t int64) {
 		// segment typed IDLE.
 		e, last = t, wire.StateIdle
 	}
-	if len(w.rec.Instructions) > 0 && len(w.rec.Timeline) > 0 && e > w.stateStart {
+	// 0.1.6 closes the timeline of a wave without instructions too (spec
+	// A.3 item 1).
+	if (m.v016 || len(w.rec.Instructions) > 0 && len(w.rec.Timeline) > 0) && e > w.stateStart {
 		w.rec.Timeline = append(w.rec.Timeline, wire.WaveState{Type: last, Duration: int32(e - w.stateStart)})
 	}
 	w.cur = wire.StateEmpty

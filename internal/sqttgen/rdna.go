@@ -36,6 +36,11 @@ type RDNA struct {
 	// OtherSIMD writes INST tokens of instructions run by the other SIMD
 	// (gfx11, gfx12; INST_OTHER_SIMD records).
 	OtherSIMD bool
+	// ExecTokens writes the 8-bit ALU_EXEC and VMEM_EXEC tokens every few
+	// cycles, with time deltas, as real RDNA hardware does (real traces
+	// gfx1100_gemm_0, gfx1200_gemm_0: thousands of them; spec §2.3.2).
+	// The parser ignores them apart from their time.
+	ExecTokens bool
 	// Noise writes tokens the parser ignores (WAVE_ALLOC, UTIL_COUNTER,
 	// EVENT_SYNC, EXEC_POPCOUNT, MISC without flags, other registers) and
 	// NOP nibbles.
@@ -230,6 +235,7 @@ const (
 	raEvents
 	raLateLoad
 	raNoise
+	raExec
 	raSData
 )
 
@@ -474,6 +480,9 @@ func (g *rgen) run() (Stats, error) {
 	if o.Noise {
 		add(&ractor{kind: raNoise, t: g.evT(t0 + int64(r.rangeIn(1, 100)))})
 	}
+	if o.ExecTokens {
+		add(&ractor{kind: raExec, t: g.evT(t0 + int64(r.rangeIn(1, 10)))})
+	}
 	if cfg.ShaderData {
 		add(&ractor{kind: raSData, t: g.evT(t0 + int64(r.rangeIn(1, 300)))})
 	}
@@ -664,6 +673,13 @@ func (g *rgen) step(a *ractor) {
 			e.misc(a.t, f)
 		}
 		a.t = g.evT(a.t + int64(r.rangeIn(50, 2000)))
+	case raExec:
+		if g.closing {
+			a.done = true
+			return
+		}
+		e.ignored(a.t, []int{rtAluExec, rtVmemExec}[r.intn(2)])
+		a.t = g.evT(a.t + int64(r.rangeIn(1, 12)))
 	case raNoise:
 		if g.closing {
 			a.done = true

@@ -52,6 +52,7 @@ func rdSeedConfig(ix *wire.Index, gfxip int, seed uint64) (Config, RDNA) {
 		Reorder:    r.oneIn(2),
 
 		ExcludeBarrierWait: r.oneIn(2),
+		ExecTokens:         seed%2 == 0,
 		ContextSwitch:      r.oneIn(2),
 		Lookahead:          r.oneIn(2),
 	}

@@ -33,6 +33,8 @@ const (
 	rtHeader
 	rtPop1
 	rtPop3
+	rtAluExec
+	rtVmemExec
 	rtCount
 )
 
@@ -68,6 +70,8 @@ func rdSpecs(gen int) *[rtCount]rdSpec {
 	s[rtRegInit] = rdSpec{0b1110001, 64, 7, 10}
 	s[rtTimestamp] = rdSpec{0b0000001, 64, 0, 0}
 	s[rtHeader] = rdSpec{0b0010001, 64, 0, 0}
+	s[rtAluExec] = rdSpec{0b1110, 8, 4, 6}
+	s[rtVmemExec] = rdSpec{0b1111, 8, 4, 6}
 	if gen >= 11 {
 		s[rtUtil].length = 48
 		s[rtTimestamp].length = 48
@@ -551,7 +555,8 @@ func (e *renc) sdata(t int64, short bool, sa, wgp, simd, wid uint8, data uint32,
 }
 
 // ignored writes a token the parser consumes and ignores (apart from its
-// time delta): WAVE_ALLOC, UTIL_COUNTER, EVENT_SYNC, EXEC_POPCOUNT*.
+// time delta): WAVE_ALLOC, UTIL_COUNTER, EVENT_SYNC, EXEC_POPCOUNT*,
+// ALU_EXEC, VMEM_EXEC.
 func (e *renc) ignored(t int64, typ int) {
 	sp := &e.spec[typ]
 	f := e.rnd64() &^ (1<<sp.te - 1)

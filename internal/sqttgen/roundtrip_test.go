@@ -54,6 +54,7 @@ func seedConfig(ix *wire.Index, seed uint64) Config {
 	if cfg.Perf && r.oneIn(2) {
 		cfg.PerfInterval = uint32(r.rangeIn(100, 2000))
 	}
+	cfg.EndpgmMessage = seed%3 == 0
 	return cfg
 }
 

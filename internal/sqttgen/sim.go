@@ -71,6 +71,7 @@ type walk struct {
 	lastMem  uint8
 	sinceMem int
 	lastInst int64 // time of the latest INST token: they come in issue order
+	endAt    int64 // WAVE_END time fixed by an s_endpgm message, -1: none
 }
 
 // Actor kinds.
@@ -762,7 +763,7 @@ func (g *gen) stepSlot(a *actor) {
 		k := &g.kernels[g.r.intn(len(g.kernels))]
 		e.waveStart(d, 0, uint64(g.cfg.TargetCU), simd, slot, uint64(k.me), uint64(k.pipe),
 			uint64(g.r.intn(64)), uint64(g.r.intn(8)))
-		a.w = &walk{k: k, cur: k.entry, anchor: true, ready: ev.t + 4*int64(g.r.rangeIn(1, 12)), lastMem: 0xFF}
+		a.w = &walk{k: k, cur: k.entry, anchor: true, ready: ev.t + 4*int64(g.r.rangeIn(1, 12)), lastMem: 0xFF, endAt: -1}
 		g.stats.Waves++
 	case evStall, evIssue, evImmed:
 		g.issueToken(a, &ev, d)
@@ -812,6 +813,15 @@ func (g *gen) plan(a *actor) {
 		return
 	}
 	if w.done {
+		if w.endAt >= 0 {
+			// The wave ends with its s_endpgm message (EndpgmMessage).
+			end := max(w.endAt, g.holdEnds, g.e.clock)
+			if n := len(a.q); n > a.qh {
+				end = max(end, a.q[n-1].t) // after what is still queued
+			}
+			a.push(ev{t: end, kind: evEnd})
+			return
+		}
 		a.push(ev{t: max(w.ready+4*int64(g.r.rangeIn(0, 5)), g.holdEnds, w.lastInst+4), kind: evEnd})
 		return
 	}
@@ -919,8 +929,15 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		}
 		w.ready = g.immed(a, t, li, false) + g.gap()
 	case kindEndpgm:
-		w.ready = g.immed(a, t, li, false)
 		w.done = true
+		if g.cfg.EndpgmMessage {
+			tn := max(t, w.lastInst)
+			a.push(ev{t: tn, kind: evIssue, line: li})
+			a.push(ev{t: tn, kind: evInst, typ: instOtherMsg})
+			w.lastInst, w.ready, w.endAt = tn, tn, tn
+			break
+		}
+		w.ready = g.immed(a, t, li, false)
 	case kindBranch, kindBranchCond:
 		taken := g.decide(w, l)
 		typ := uint8(instNext)
