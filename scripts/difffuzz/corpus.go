@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// A seed is one real trace of the corpus, framed.
+type seed struct {
+	name string // capture/file, e.g. gfx1100_gemm_0/1_1_shader_engine_3_1.att
+	arch string // capture.json arch, e.g. gfx1100: splices stay within one
+	fam  string // "gfx9" or "rdna"
+	g    *gen
+	toks []token
+	pad  int
+	isa  int // index into corpus.isas
+	base []string
+}
+
+// A corpus is the real traces and the ISA of their kernels.
+type corpus struct {
+	dir      string
+	isaPaths []string // code.json of each capture
+	isas     []isa.Provider
+	seeds    []*seed
+	gens     map[int]*gen // by RDNA header version; 0 is gfx9
+}
+
+// genOf detects the architecture from the first 8 bytes (§1.2) and returns
+// its framing, or nil for a trace the harness does not mutate.
+func (c *corpus) genOf(data []byte) *gen {
+	if len(data) < 8 {
+		return nil
+	}
+	h := binary.LittleEndian.Uint64(data)
+	legacy, v2 := h&0x1FFF, int(h>>13)&7
+	version := 0
+	switch {
+	case (legacy == 0 || legacy == 0x11) && v2 >= 4 && v2 <= 6:
+	case legacy&0x7F == 0x11:
+		version = int(h>>7) & 0x3F
+		if version < 1 || version > 4 {
+			return nil // MI400 (5) and unknown versions
+		}
+	default:
+		return nil
+	}
+	g := c.gens[version]
+	if g == nil {
+		if version == 0 {
+			g = gfx9Gen()
+		} else {
+			g = rdnaGen(version)
+		}
+		c.gens[version] = g
+	}
+	return g
+}
+
+// loadCorpus reads every capture folder of dir (capture.json, code.json and
+// the traces it lists) and frames each trace, checking that framing and
+// assembly give back its bytes.
+func loadCorpus(dir string) (*corpus, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &corpus{dir: dir, gens: map[int]*gen{}}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		cdir := filepath.Join(dir, e.Name())
+		raw, err := os.ReadFile(filepath.Join(cdir, "capture.json"))
+		if err != nil {
+			continue // not a capture
+		}
+		var meta struct {
+			Arch   string `json:"arch"`
+			Index  string `json:"index"`
+			Traces []struct {
+				File string `json:"file"`
+			} `json:"traces"`
+		}
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, fmt.Errorf("%s/capture.json: %w", cdir, err)
+		}
+		if meta.Index == "" {
+			meta.Index = "code.json"
+		}
+		ixPath := filepath.Join(cdir, meta.Index)
+		ix, err := wire.ReadIndexFile(ixPath)
+		if err != nil {
+			return nil, err
+		}
+		c.isaPaths = append(c.isaPaths, ixPath)
+		c.isas = append(c.isas, isa.NewTable(ix))
+		files := make([]string, 0, len(meta.Traces))
+		for _, t := range meta.Traces {
+			files = append(files, t.File)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			data, err := os.ReadFile(filepath.Join(cdir, f))
+			if err != nil {
+				return nil, err
+			}
+			name := e.Name() + "/" + f
+			g := c.genOf(data)
+			if g == nil {
+				fmt.Fprintf(os.Stderr, "difffuzz: %s: not a gfx9, gfx10, gfx11 or gfx12 trace, skipped\n", name)
+				continue
+			}
+			toks, pad, err := g.frame(data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if !bytes.Equal(assemble(toks, pad), data) {
+				return nil, fmt.Errorf("%s: framing does not give back the trace's bytes", name)
+			}
+			fam := "rdna"
+			if !g.rdna {
+				fam = "gfx9"
+			}
+			c.seeds = append(c.seeds, &seed{name: name, arch: meta.Arch, fam: fam, g: g, toks: toks, pad: pad, isa: len(c.isas) - 1})
+		}
+	}
+	if len(c.seeds) == 0 {
+		return nil, fmt.Errorf("%s holds no traces (want capture folders with capture.json, code.json and .att files)", dir)
+	}
+	return c, nil
+}
