@@ -132,6 +132,8 @@ func TestAttToolBadInputs(t *testing.T) {
 		{"no inputs", nil, "att-tool: the following arguments are required: FILE\nRun 'att-tool --help' for usage.\n", 2},
 		{"bad option", []string{"--frobnicate", "x"}, "att-tool: unknown option: --frobnicate\nRun 'att-tool --help' for usage.\n", 2},
 		{"bad jobs", []string{"-j", "0", "x"}, "att-tool: -j takes a positive whole number, not '0'\nRun 'att-tool --help' for usage.\n", 2},
+		{"placed object missing", []string{"--code-object", "0=" + filepath.Join(tmp, "nope.hsaco") + "@0x1000", "testdata/sample"}, "att-tool: Input does not exist: " + filepath.Join(tmp, "nope.hsaco") + "\n", 1},
+		{"placed object form", []string{"--code-object", "k.hsaco", "testdata/sample"}, "att-tool: --code-object k.hsaco: want ID=PATH@ADDR\nRun 'att-tool --help' for usage.\n", 2},
 	} {
 		stdout, stderr, code := attTool(t, nil, tc.args...)
 		if code != tc.code || stderr != tc.msg || stdout != "" {
