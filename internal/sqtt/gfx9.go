@@ -524,21 +524,37 @@ func (w *wave) programEnd016() {
 		return
 	}
 	I := &w.insts[n-1]
-	tm, ti := I.Time, I.Time
-	if n >= 2 && uint8(w.insts[n-2].Category) != catUnfinished {
-		prev := &w.insts[n-2]
-		trim(prev, tm)
-		ti = min(end(prev), tm)
-	}
+	ti, c := immedSpan(w.insts[:n-1], I.Time)
 	if w.stateStart > ti {
 		w.cutTimeline(w.stateStart - ti)
-	} else if w.stateStart < ti {
+		w.stateStart = ti
+	}
+	I.Time, I.Category, I.Duration, I.Stall = ti, wire.CatMessage, int32(c), 0
+	w.waitFrom(ti, c)
+}
+
+// immedSpan is where an IMMED issued at t lies (2.2.6, ISSUE status 3):
+// from the end of the instruction before it, when that ends earlier (it is
+// trimmed to t first), to 4 cycles past t.
+func immedSpan(before []wire.Instruction, t int64) (ti, c int64) {
+	ti = t
+	if n := len(before); n > 0 && uint8(before[n-1].Category) != catUnfinished {
+		last := &before[n-1]
+		trim(last, t)
+		ti = min(end(last), t)
+	}
+	return ti, 4 + max(0, t-ti)
+}
+
+// waitFrom brings the timeline to ti in the current state, then waits c
+// cycles; the wave is in EXEC after them.
+func (w *wave) waitFrom(ti, c int64) {
+	if w.stateStart < ti {
 		w.addTimeline(w.curState, ti-w.stateStart)
 	}
-	c := 4 + tm - ti
-	I.Time, I.Category, I.Duration, I.Stall = ti, wire.CatMessage, int32(c), 0
+	w.curState = wire.StateExec
 	w.timeline = append(w.timeline, wire.WaveState{Type: wire.StateWait, Duration: int32(c)})
-	w.curState, w.stateStart = wire.StateExec, ti+c
+	w.stateStart = ti + c
 }
 
 // cutTimeline removes the last d cycles of the timeline.
@@ -597,21 +613,10 @@ func (g *gfx9) issue(v uint64, t int64) {
 		prev := w.curState
 		switch status {
 		case 3: // IMMED
-			ti := t
-			if n := len(w.insts); n > 0 && uint8(w.insts[n-1].Category) != catUnfinished {
-				last := &w.insts[n-1]
-				trim(last, t)
-				ti = min(end(last), t)
-			}
-			c := 4 + max(0, t-ti)
+			ti, c := immedSpan(w.insts, t)
 			w.insts = append(w.insts, wire.Instruction{Time: ti, Category: wire.CatImmed,
 				Duration: int32(c), Stall: uint32(c)})
-			if w.stateStart < ti {
-				w.addTimeline(w.curState, ti-w.stateStart)
-			}
-			w.curState = wire.StateExec
-			w.timeline = append(w.timeline, wire.WaveState{Type: wire.StateWait, Duration: int32(c)})
-			w.stateStart = ti + c
+			w.waitFrom(ti, c)
 		case 1: // STALL
 			w.curState = wire.StateStall
 			w.stallStarts = append(w.stallStarts, t)

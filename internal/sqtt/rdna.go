@@ -111,8 +111,12 @@ func (r *rdna) setInsts() {
 	switch {
 	case r.version <= 2:
 		r.insts = gfx10Insts
+	case r.version == 3 && r.ps.old:
+		r.insts = gfx11Insts016
 	case r.version == 3:
 		r.insts = gfx11Insts
+	case r.ps.old:
+		r.insts = gfx12Insts016
 	default:
 		r.insts = gfx12Insts
 	}
@@ -601,9 +605,6 @@ func (r *rdna) inst(t rdnaTok) error {
 // gfx10 DPRate field of 15 makes code 15 last 16 << 14 cycles.
 func (r *rdna) mapInst(code uint64) (rdnaInst, int64) {
 	m := r.insts[code&0xFF]
-	if r.ps.old {
-		m = inst016(m, r.version, code)
-	}
 	c := int64(m.cycles)
 	if m.dp {
 		c *= r.dprate

@@ -271,18 +271,22 @@ var gfx12Insts = func() *instTable {
 	return &t
 }()
 
-// inst016 is what AMD's 0.1.6 library makes of an instruction code where
-// it differs from 2.4 (observed with that library on generated traces):
-// gfx11 codes 10 and 15 are VALU 1 and 16 without dp-rate scaling, and the
-// gfx12 other-SIMD codes 85..89 are LDS rather than FLAT.
-func inst016(m rdnaInst, version int, code uint64) rdnaInst {
-	switch {
-	case version == 3 && code == 10:
-		m.cycles, m.dp = 1, false
-	case version == 3 && code == 15:
-		m.cycles, m.dp = 16, false
-	case version == 4 && code >= 85 && code <= 89:
-		m.cat = wire.CatLDS
-	}
-	return m
-}
+// The tables of AMD's 0.1.6 library where they differ from 2.4 (observed
+// with that library on generated traces, A.4 W2): gfx11 codes 10 and 15 are
+// VALU 1 and 16 without dp-rate scaling, and the gfx12 other-SIMD codes
+// 85..89 are LDS rather than FLAT.
+var (
+	gfx11Insts016 = func() *instTable {
+		t := *gfx11Insts
+		t[10].cycles, t[10].dp = 1, false
+		t[15].cycles, t[15].dp = 16, false
+		return &t
+	}()
+	gfx12Insts016 = func() *instTable {
+		t := *gfx12Insts
+		for c := 85; c <= 89; c++ {
+			t[c].cat = wire.CatLDS
+		}
+		return &t
+	}()
+)

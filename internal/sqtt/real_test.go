@@ -21,9 +21,8 @@ import (
 // with what AMD's 0.1.6 library decoded from each. These are the ground
 // truth: the tests below need no library.
 
-// realDecode decodes one real trace natively into att-decode's JSON
-// projection (one record per line).
-func realDecode(t *testing.T, d *sqtt.Decoder, c testutil.RealCapture, tr testutil.RealTrace) []byte {
+// realISA is a capture's code.json as the decoder's ISA.
+func realISA(t *testing.T, c testutil.RealCapture) isa.Provider {
 	t.Helper()
 	raw, err := os.ReadFile(c.CodeJSON)
 	if err != nil {
@@ -33,6 +32,13 @@ func realDecode(t *testing.T, d *sqtt.Decoder, c testutil.RealCapture, tr testut
 	if err != nil {
 		t.Fatalf("%s: %v", c.CodeJSON, err)
 	}
+	return isa.NewTable(ix)
+}
+
+// realDecode decodes one real trace natively into att-decode's JSON
+// projection (one record per line).
+func realDecode(t *testing.T, d *sqtt.Decoder, p isa.Provider, tr testutil.RealTrace) []byte {
+	t.Helper()
 	data, err := os.ReadFile(tr.File)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +46,7 @@ func realDecode(t *testing.T, d *sqtt.Decoder, c testutil.RealCapture, tr testut
 	h := wire.Header{Trace: wire.Trace{SE: tr.ShaderEngine, Run: 1}}
 	var jw wire.JSONWriter
 	var out []byte
-	err = d.Decode(context.Background(), bytes.NewReader(data), isa.NewTable(ix), func(b *wire.Batch) error {
+	err = d.Decode(context.Background(), bytes.NewReader(data), p, func(b *wire.Batch) error {
 		out = jw.AppendBatch(out, &h, b)
 		return nil
 	})
@@ -57,9 +63,10 @@ func realDecode(t *testing.T, d *sqtt.Decoder, c testutil.RealCapture, tr testut
 func TestRealTraces016(t *testing.T) {
 	n := 0
 	for _, c := range testutil.RealCorpus(t) {
+		p := realISA(t, c)
 		for _, tr := range c.Traces {
 			name := c.Name + "/" + filepath.Base(tr.File)
-			got := realDecode(t, &sqtt.Decoder{Compat016: true, PoolLimit: -1}, c, tr)
+			got := realDecode(t, &sqtt.Decoder{Compat016: true, PoolLimit: -1}, p, tr)
 			want, err := os.ReadFile(tr.Expected)
 			if err != nil {
 				t.Fatal(err)
@@ -115,9 +122,10 @@ func parseRecs(t *testing.T, data []byte) []rec {
 func TestRealTracesNewest(t *testing.T) {
 	for _, c := range testutil.RealCorpus(t) {
 		gfx9 := c.Arch[:4] == "gfx9"
+		p := realISA(t, c)
 		for _, tr := range c.Traces {
 			name := c.Name + "/" + filepath.Base(tr.File)
-			got := parseRecs(t, realDecode(t, sqtt.New(), c, tr))
+			got := parseRecs(t, realDecode(t, sqtt.New(), p, tr))
 			raw, err := os.ReadFile(tr.Expected)
 			if err != nil {
 				t.Fatal(err)
