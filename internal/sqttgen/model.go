@@ -276,13 +276,9 @@ func (m *model) programEnd016(w *mwave) {
 	if n == 0 || ins[n-1].Category != catDropped016 {
 		return
 	}
-	T := ins[n-1].Time
-	ti := T
-	if n >= 2 && ins[n-2].Category != catPlaceholder {
-		trim(&ins[n-2], T)
-		ti = min(iend(&ins[n-2]), T)
-	}
-	// The timeline is cut back to ti (it reaches T at most).
+	ti, c := immedSpan(ins[:n-1], ins[n-1].Time)
+	// The timeline is cut back to ti (it reaches the message's time at
+	// most).
 	for cut := w.stateStart - ti; cut > 0 && len(w.rec.Timeline) > 0; {
 		last := &w.rec.Timeline[len(w.rec.Timeline)-1]
 		if int64(last.Duration) > cut {
@@ -292,13 +288,32 @@ func (m *model) programEnd016(w *mwave) {
 		cut -= int64(last.Duration)
 		w.rec.Timeline = w.rec.Timeline[:len(w.rec.Timeline)-1]
 	}
+	w.stateStart = min(w.stateStart, ti)
+	ins[n-1].Time, ins[n-1].Category, ins[n-1].Duration, ins[n-1].Stall = ti, wire.CatMessage, int32(c), 0
+	w.waitFrom(ti, c)
+}
+
+// immedSpan is where an IMMED issued at t lies (spec §2.2.6, ISSUE
+// status 3): from the end of the instruction before it, when that ends
+// earlier (it is trimmed to t first), to 4 cycles past t.
+func immedSpan(before []wire.Instruction, t int64) (ti, c int64) {
+	ti = t
+	if n := len(before); n > 0 && before[n-1].Category != catPlaceholder {
+		trim(&before[n-1], t)
+		ti = min(iend(&before[n-1]), t)
+	}
+	return ti, 4 + max(0, t-ti)
+}
+
+// waitFrom brings the timeline to ti in the current state, then waits c
+// cycles; the wave is in EXEC after them.
+func (w *mwave) waitFrom(ti, c int64) {
 	if w.stateStart < ti {
 		w.addState(w.cur, ti-w.stateStart)
 	}
-	c := 4 + T - ti
-	ins[n-1].Time, ins[n-1].Category, ins[n-1].Duration, ins[n-1].Stall = ti, wire.CatMessage, int32(c), 0
+	w.cur = wire.StateExec
 	w.rec.Timeline = append(w.rec.Timeline, wire.WaveState{Type: wire.StateWait, Duration: int32(c)})
-	w.cur, w.stateStart = wire.StateExec, ti+c
+	w.stateStart = ti + c
 }
 
 // complete ends a wave at token time t (newest: e = t + 4).
@@ -352,20 +367,10 @@ func (m *model) issue(t int64, simd uint8, st *[10]uint8, pcs *[10]wire.PC) {
 		ins := &w.rec.Instructions
 		switch s {
 		case issueImmed:
-			ti := t
-			if n := len(*ins); n > 0 && (*ins)[n-1].Category != catPlaceholder {
-				trim(&(*ins)[n-1], t)
-				ti = min(iend(&(*ins)[n-1]), t)
-			}
-			c := 4 + max(0, t-ti)
+			ti, c := immedSpan(*ins, t)
 			*ins = append(*ins, wire.Instruction{Time: ti, Category: wire.CatImmed, Duration: int32(c),
 				Stall: uint32(c), PC: pcs[i]})
-			if w.stateStart < ti {
-				w.addState(w.cur, ti-w.stateStart)
-			}
-			w.cur = wire.StateExec
-			w.rec.Timeline = append(w.rec.Timeline, wire.WaveState{Type: wire.StateWait, Duration: int32(c)})
-			w.stateStart = ti + c
+			w.waitFrom(ti, c)
 		case issueStall:
 			w.cur = wire.StateStall
 			w.stalls = append(w.stalls, t)
