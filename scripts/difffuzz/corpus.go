@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -34,24 +34,20 @@ type corpus struct {
 	gens     map[int]*gen // by RDNA header version; 0 is gfx9
 }
 
-// genOf detects the architecture from the first 8 bytes (§1.2) and returns
-// its framing, or nil for a trace the harness does not mutate.
+// genOf detects the architecture from the first 8 bytes with the decoder's
+// own header rule (sqtt.Detect, §1.2) and returns its framing, or nil for a
+// trace the harness does not mutate (not a trace, MI400, unknown versions).
 func (c *corpus) genOf(data []byte) *gen {
 	if len(data) < 8 {
 		return nil
 	}
-	h := binary.LittleEndian.Uint64(data)
-	legacy, v2 := h&0x1FFF, int(h>>13)&7
-	version := 0
-	switch {
-	case (legacy == 0 || legacy == 0x11) && v2 >= 4 && v2 <= 6:
-	case legacy&0x7F == 0x11:
-		version = int(h>>7) & 0x3F
-		if version < 1 || version > 4 {
-			return nil // MI400 (5) and unknown versions
-		}
-	default:
+	arch, err := sqtt.Detect(data[:8])
+	if err != nil || !arch.Supported() {
 		return nil
+	}
+	version := 0 // gfx9
+	if arch.GFXIP != 9 {
+		version = arch.Version2
 	}
 	g := c.gens[version]
 	if g == nil {
