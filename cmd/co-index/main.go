@@ -13,7 +13,8 @@
 // Each CODEOBJ gets the code object id its file name carries
 // (…code_object_id_<N>…, or the integer after the last "_" of the stem; a
 // single file without one gets 0); --code-object ID=PATH gives an id
-// explicitly. A directory CODEOBJ stands for the code objects in it (files
+// explicitly. "-" as CODEOBJ or PATH reads the code object from standard
+// input; errors and the index call it "<stdin>". A directory CODEOBJ stands for the code objects in it (files
 // ending in .hsaco, .co, .out or .o, sorted by name), such as a rocprofv3
 // output directory. Objects are indexed in the order given: the CODEOBJ
 // arguments, then the --code-object pairs. Two inputs with one id are an

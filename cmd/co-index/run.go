@@ -24,7 +24,7 @@ type flags struct {
 	Snapshots  string   `placeholder:"DIR" help:"Copy the source files the index names into DIR, with snapshots.json."`
 	Objdump    string   `placeholder:"PATH" help:"The llvm-objdump to use (default: $LLVM_OBJDUMP, ROCm installs, llvm-objdump-19… on PATH)."`
 	CodeObject []string `name:"code-object" sep:"none" placeholder:"ID=PATH[@ADDR]" help:"A code object with an explicit id, indexed at load address ADDR + ELF vaddr when @ADDR is given (repeatable)."`
-	Inputs     []string `arg:"" optional:"" name:"CODEOBJ" help:"Code objects; ids inferred from the names (…code_object_id_N…)."`
+	Inputs     []string `arg:"" optional:"" name:"CODEOBJ" help:"Code objects; ids inferred from the names (…code_object_id_N…); - reads one from standard input (id 0, or --code-object ID=-)."`
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -39,6 +39,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func index(env *cli.Env, f *flags) error {
 	inputs, err := inputsOf(f)
 	if err != nil {
+		return err
+	}
+	if err := readStdin(env, inputs); err != nil {
 		return err
 	}
 	inputs, err = codeobj.Normalize(inputs)
@@ -111,6 +114,30 @@ func inputsOf(f *flags) ([]codeobj.Input, error) {
 		return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
 	}
 	return inputs, nil
+}
+
+// readStdin gives the input named "-" the bytes of standard input, and
+// the name "<stdin>" in errors and in the index. Standard input can be
+// read once only.
+func readStdin(env *cli.Env, inputs []codeobj.Input) error {
+	n := 0
+	for i := range inputs {
+		if inputs[i].Path != "-" {
+			continue
+		}
+		if n++; n > 1 {
+			return cli.Errorf(cli.ExitUsage, "standard input (-) given twice")
+		}
+		data, err := io.ReadAll(env.Stdin)
+		if err != nil {
+			return fmt.Errorf("reading <stdin>: %w", err)
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		inputs[i].Path, inputs[i].Data = "<stdin>", data
+	}
+	return nil
 }
 
 // parseCodeObject reads a --code-object argument, ID=PATH or ID=PATH@ADDR:

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -382,5 +383,67 @@ func TestPlacedCodeObjects(t *testing.T) {
 	}
 	if both.Objects[1].Path != at {
 		t.Errorf("second object's path %q, want %q", both.Objects[1].Path, at)
+	}
+}
+
+// coStdin runs co-index with stdin as standard input (a plain reader, no
+// file: no Seek, no Stat).
+func coStdin(t *testing.T, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
+	if p, err := exec.LookPath("llvm-objdump-19"); err == nil && os.Getenv("LLVM_OBJDUMP") == "" {
+		t.Setenv("LLVM_OBJDUMP", p)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(args, iotest.HalfReader(bytes.NewReader(stdin)), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestStdin: "-" reads the code object from standard input, as a path or
+// as the PATH of --code-object; the index is the file's, but for the name
+// "<stdin>", which is also the name errors use.
+func TestStdin(t *testing.T) {
+	needObjdump(t)
+	obj := kernels + "/gfx942/kernels_code_object_id_1.hsaco"
+	data, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(obj)
+	code, fromFile, stderr := co(t, "--format", "json", obj)
+	if code != 0 {
+		t.Fatalf("file: exit %d: %s", code, stderr)
+	}
+	want := strings.ReplaceAll(fromFile, abs, "<stdin>")
+	for _, args := range [][]string{{"--format", "json", "--code-object", "1=-"}, {"--format", "json", "-o", "-", "--code-object", "1=-"}} {
+		code, got, stderr := coStdin(t, data, args...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		if got != want {
+			t.Errorf("%q: index of standard input differs from the file's:\n%s", args, got)
+		}
+	}
+	// A positional "-" is untagged: id 0.
+	code, got, stderr := coStdin(t, data, "--format", "json", "-")
+	if code != 0 || !strings.Contains(got, `{"type":"object","id":0,"path":"<stdin>","target":"gfx942"`) {
+		t.Errorf("positional -: exit %d %q\n%.300s", code, stderr, got)
+	}
+
+	for _, c := range []struct {
+		name  string
+		stdin []byte
+		args  []string
+		code  int
+		msg   string
+	}{
+		{"text", []byte("not an object\n"), []string{"-"}, 3, "co-index: <stdin>: not an ELF code object\n"},
+		{"empty", nil, []string{"-"}, 3, "co-index: <stdin>: not an ELF code object\n"},
+		{"truncated", data[:300], []string{"-"}, 3, "co-index: <stdin>: unreadable ELF file"},
+		{"twice", data, []string{"--code-object", "1=-", "--code-object", "2=-"}, 2, "co-index: standard input (-) given twice\n"},
+	} {
+		code, stdout, stderr := coStdin(t, c.stdin, c.args...)
+		if code != c.code || stdout != "" || !strings.HasPrefix(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %d bytes, stderr %q; want exit %d, %q", c.name, code, len(stdout), stderr, c.code, c.msg)
+		}
 	}
 }

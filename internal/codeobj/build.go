@@ -1,7 +1,9 @@
 package codeobj
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,8 +29,8 @@ type Options struct {
 }
 
 // Normalize prepares inputs as python-layer §3.1 says, in input order:
-// "~" expanded, path made absolute with symlinks resolved; a path that is
-// not a regular file fails (wrapping fs.ErrNotExist), a file that does not
+// "~" expanded, path made absolute with symlinks resolved (an input with
+// Data keeps its name); a path that is not a regular file fails (wrapping fs.ErrNotExist), a file that does not
 // start with the ELF magic fails with a *FormatError, and an id used twice
 // fails.
 func Normalize(in []Input) ([]Input, error) {
@@ -37,6 +39,13 @@ func Normalize(in []Input) ([]Input, error) {
 	}
 	out := make([]Input, len(in))
 	for i, x := range in {
+		if x.Data != nil {
+			if !bytes.HasPrefix(x.Data, []byte(elf.ELFMAG)) {
+				return nil, &FormatError{Path: x.Path, Msg: "not an ELF code object"}
+			}
+			out[i] = x
+			continue
+		}
 		p := x.Path
 		if p == "~" || strings.HasPrefix(p, "~/") {
 			if home, err := os.UserHomeDir(); err == nil {
@@ -125,9 +134,13 @@ func Build(ctx context.Context, inputs []Input, opt Options) (*wire.Index, error
 				p.err = ctx.Err()
 				return
 			}
-			p.obj, p.err = ReadFile(p.in.Path)
+			if p.in.Data != nil {
+				p.obj, p.err = Parse(p.in.Data, p.in.Path)
+			} else {
+				p.obj, p.err = ReadFile(p.in.Path)
+			}
 			if p.err == nil {
-				p.insts, p.tool, p.err = od.Disassemble(ctx, p.in.Path, p.obj.Target, p.obj.HasCode)
+				p.insts, p.tool, p.err = od.disassemble(ctx, p.in.Path, p.in.Data, p.obj.Target, p.obj.HasCode)
 			}
 			if p.err != nil {
 				cancel()

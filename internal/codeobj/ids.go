@@ -15,11 +15,16 @@ import (
 // record announced the objects (runtimes other than rocprofv3): the decoder
 // leaves such PCs in code object 0, so the capture's objects are placed
 // with id 0, side by side.
+//
+// An input with Data holds the object's bytes instead of naming a file
+// (co-index reads standard input so); its Path then only names it, in
+// errors and in the index, and is never opened.
 type Input struct {
 	ID     uint64
 	Path   string
 	Load   uint64
 	Placed bool
+	Data   []byte
 }
 
 var tagRE = regexp.MustCompile(`(?i)(?:^|_)code_object_id_([0-9]+)(?:_|$)`)

@@ -170,8 +170,15 @@ var ErrNoObjdump = errors.New("could not locate llvm-objdump")
 // the object has executable bytes, print no instruction; it remembers the
 // tool that worked for the target.
 func (o *Objdump) Disassemble(ctx context.Context, path, target string, hasCode bool) ([]Inst, Tool, error) {
+	return o.disassemble(ctx, path, nil, target, hasCode)
+}
+
+// disassemble is Disassemble of the file at path, or of data when it is
+// not nil: llvm-objdump then reads it from its standard input ("-"), and
+// path only names it in errors.
+func (o *Objdump) disassemble(ctx context.Context, path string, data []byte, target string, hasCode bool) ([]Inst, Tool, error) {
 	disasm := func(tool string) ([]Inst, error) {
-		out, err := o.run(ctx, tool, path)
+		out, err := o.run(ctx, tool, path, data)
 		if err != nil {
 			return nil, err
 		}
@@ -227,8 +234,9 @@ func (o *Objdump) Disassemble(ctx context.Context, path, target string, hasCode 
 		path, what, installHint, strings.Join(fails, "\n  "))
 }
 
-// run runs one disassembly and returns its standard output.
-func (o *Objdump) run(ctx context.Context, tool, path string) ([]byte, error) {
+// run runs one disassembly of the file at path, or of data (see
+// disassemble), and returns its standard output.
+func (o *Objdump) run(ctx context.Context, tool, path string, data []byte) ([]byte, error) {
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
@@ -236,8 +244,15 @@ func (o *Objdump) run(ctx context.Context, tool, path string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, tool, "-d", "--no-show-raw-insn", path)
+	arg := path
+	if data != nil {
+		arg = "-"
+	}
+	cmd := exec.CommandContext(ctx, tool, "-d", "--no-show-raw-insn", arg)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if data != nil {
+		cmd.Stdin = bytes.NewReader(data)
+	}
 	start := time.Now()
 	err := cmd.Run()
 	o.mu.Lock()
