@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -32,6 +34,18 @@ type checker struct {
 	lines map[int64]bool // code.json LineNumbers
 	maxSE int64
 	anyW  bool
+	// span is the traced span: the first and last time of a wave entry,
+	// an occupancy row or a realtime sample (spanOK once one was seen).
+	span   [2]int64
+	spanOK bool
+}
+
+// see widens the traced span to time t.
+func (c *checker) see(t int64) {
+	if !c.spanOK {
+		c.span, c.spanOK = [2]int64{t, t}, true
+	}
+	c.span[0], c.span[1] = min(c.span[0], t), max(c.span[1], t)
 }
 
 func (c *checker) errorf(file, format string, args ...any) {
@@ -221,6 +235,11 @@ func (c *checker) checkWaveTree(doc pyjson.Object) int {
 					if !ok || !ok1 || !ok2 {
 						c.errorf("filenames.json", "wave_filenames[%s][%s][%s][%s]: want [file, begin, end]", se.Key, simd.Key, slot.Key, wv.Key)
 						continue
+					}
+					for _, x := range e[1:3] {
+						if t, ok := isInt(x); ok {
+							c.see(t)
+						}
 					}
 					if c.checkWave(name) {
 						n++
@@ -518,6 +537,8 @@ func (c *checker) checkOccupancy() int {
 			if bad {
 				break
 			}
+			t, _ := isInt(row[0])
+			c.see(t)
 			kernel(fmt.Sprintf("SE %s row %d", m.Key, i), row[5])
 			n++
 		}
@@ -591,6 +612,99 @@ func (c *checker) checkRealtime() {
 			c.errorf(name, "key %q: no shader engine number after SE", m.Key)
 		}
 		c.rows(name, pyjson.Object{{Key: m.Key, Value: m.Value}}, m.Key, 2)
+	}
+	c.checkAlignment(doc)
+}
+
+// checkAlignment applies the viewer's realtime alignment (viewer-loader.md,
+// its realtime.json section) to the samples of doc and reports a shader
+// engine it would shift by more than the traced span (waves, occupancy
+// and the realtime samples themselves, on the shader clock): one realtime
+// clock serves all shader engines, so their offsets stay within the time
+// the capture took, and a larger one means the clocks disagree. The
+// viewer's Occupancy, Kernel Dispatch and Global views then squeeze all
+// data into a sliver of their time axis.
+func (c *checker) checkAlignment(doc pyjson.Object) {
+	type sample struct {
+		sc int64
+		rc uint64
+	}
+	type bounds struct{ lo, hi sample }
+	var ses []int64
+	per := map[int64]bounds{}
+	for _, m := range doc {
+		if !strings.HasPrefix(m.Key, "SE") {
+			continue
+		}
+		se, ok := isIndex(m.Key[2:])
+		rows, _ := m.Value.([]any)
+		if !ok || len(rows) == 0 {
+			continue
+		}
+		var b bounds
+		n := 0
+		for _, rv := range rows {
+			row, _ := rv.([]any)
+			if len(row) < 2 {
+				break
+			}
+			sc, ok1 := row[0].(json.Number)
+			rc, ok2 := row[1].(json.Number)
+			if !ok1 || !ok2 {
+				break
+			}
+			s := sample{}
+			var err1, err2 error
+			s.sc, err1 = strconv.ParseInt(string(sc), 10, 64)
+			s.rc, err2 = strconv.ParseUint(string(rc), 10, 64)
+			if err1 != nil || err2 != nil {
+				break
+			}
+			c.see(s.sc)
+			if n == 0 {
+				b = bounds{s, s}
+			}
+			if s.sc < b.lo.sc {
+				b.lo = s
+			}
+			if s.sc > b.hi.sc {
+				b.hi = s
+			}
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		if _, dup := per[se]; !dup {
+			ses = append(ses, se)
+		}
+		per[se] = b
+	}
+	if len(per) < 2 {
+		return
+	}
+	// The rate of the realtime clock in ticks per shader clock, from the
+	// SEs whose samples rise over a span.
+	dsc, drc := 25.0, 1.0
+	for _, b := range per {
+		if b.hi.sc > b.lo.sc && b.lo.sc > 0 && b.hi.rc > b.lo.rc {
+			dsc += float64(b.hi.sc - b.lo.sc)
+			drc += float64(b.hi.rc - b.lo.rc)
+		}
+	}
+	k := drc / dsc
+	origin := map[int64]float64{}
+	anchor := math.Inf(1)
+	for se, b := range per {
+		origin[se] = float64(b.lo.rc) - float64(b.lo.sc)*k
+		anchor = min(anchor, origin[se])
+	}
+	sort.Slice(ses, func(i, j int) bool { return ses[i] < ses[j] })
+	span := c.span[1] - c.span[0]
+	for _, se := range ses {
+		if off := (origin[se] - anchor) / k; off > float64(span) {
+			c.errorf("realtime.json", "SE%d: the viewer's realtime alignment shifts it by %.0f cycles, more than the traced span of %d cycles: the shader engines' realtime clocks disagree", se, off, span)
+		}
 	}
 }
 

@@ -219,3 +219,48 @@ func copyDir(t *testing.T, src, dst string) {
 		os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644)
 	}
 }
+
+// The viewer's realtime alignment (viewer-loader.md, its realtime.json
+// section): an SE whose offset exceeds the traced span is flagged. The
+// valid folder's data spans times 10 to 50; with samples at 10 and 40 on
+// both SEs the rate is k = (1+3+3)/(25+30+30) = 7/85 ticks a cycle, so an
+// SE whose clock reads d ticks more is shifted by d*85/7 cycles: 36 for
+// d = 3 (within the span of 40), 49 for d = 4 (beyond it).
+func TestCheckRealtimeAlignment(t *testing.T) {
+	base := t.TempDir()
+	good := filepath.Join(base, "good")
+	validFolder(t, good)
+	samples := func(d uint64) []any { return []any{[]any{10, 1000 + d}, []any{40, 1003 + d}} }
+	cases := []struct {
+		name string
+		se   map[string][]any
+		want string // "" for no problem
+	}{
+		{"one SE", map[string][]any{"SE0": samples(0)}, ""},
+		{"one clock", map[string][]any{"SE0": samples(0), "SE1": samples(0)}, ""},
+		{"within the span", map[string][]any{"SE0": samples(0), "SE1": samples(3)}, ""},
+		{"beyond the span", map[string][]any{"SE0": samples(0), "SE1": samples(4)},
+			"SE1: the viewer's realtime alignment shifts it by 49 cycles, more than the traced span of 40 cycles"},
+		{"the anchor is the earliest origin", map[string][]any{"SE0": samples(4), "SE1": samples(0)},
+			"SE0: the viewer's realtime alignment shifts it by 49 cycles"},
+		{"another high word", map[string][]any{"SE0": samples(0), "SE1": samples(1 << 32)},
+			"SE1: the viewer's realtime alignment shifts it by 5"},
+	}
+	for i, tc := range cases {
+		dir := filepath.Join(base, "c"+itoa(i))
+		copyDir(t, good, dir)
+		edit(t, dir, "realtime.json", func(v map[string]any) {
+			delete(v, "SE0")
+			for k, s := range tc.se {
+				v[k] = s
+			}
+		})
+		err := CheckFolder(dir)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: flagged:\n%v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want a problem containing %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -45,6 +45,13 @@ type Config struct {
 	// object loads (required when CodeObjectID is not 0) and realtime
 	// samples.
 	Instrument bool
+	// RealtimeBase is the realtime clock at shader clock 0; a sample at
+	// shader clock t reads RealtimeBase + t/20. Hardware has one realtime
+	// clock, so the traces of the shader engines of one capture share it
+	// (the viewer aligns shader engines by it, viewer-loader.md
+	// "realtime.json"). Default (0): defaultRealtimeBase, a little below
+	// a carry into the high word.
+	RealtimeBase uint64
 	// LateLoad announces the code objects after the first waves started,
 	// flagged as loaded before tracing began (late attribution, §2.1.3).
 	LateLoad bool
@@ -157,6 +164,11 @@ func GenerateTo(w io.Writer, cfg Config) (Stats, error) {
 	return g.run()
 }
 
+// defaultRealtimeBase is Config.RealtimeBase's default: 0xC00 ticks
+// (61,440 shader clocks) below a carry from the low into the high word of
+// the realtime registers. It fits the 36 bits of a gfx11 TIMESTAMP.
+const defaultRealtimeBase = 0x3_FFFF_F400
+
 // segmentBytes is the size of one segment of a parallel generation.
 var segmentBytes int64 = 8 << 20
 
@@ -265,6 +277,9 @@ func (c *Config) defaults() error {
 func (c *Config) programDefaults() error {
 	if c.LoadAddress == 0 {
 		c.LoadAddress = 0x7f0000000000
+	}
+	if c.RealtimeBase == 0 {
+		c.RealtimeBase = defaultRealtimeBase
 	}
 	if c.LoadAddress%256 != 0 {
 		return fmt.Errorf("load address %#x is not 256-byte aligned", c.LoadAddress)

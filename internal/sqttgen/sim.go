@@ -296,7 +296,13 @@ func (g *gen) simulate() {
 			g.holdEnds = a.t + 8
 			add(a)
 		}
-		g.rtV = uint64(g.r.intn(16)+16*g.seg)<<32 | 0xFFFFF000 + uint64(g.r.intn(0x800))
+		// One base per capture (Config.RealtimeBase). A later segment of a
+		// parallel generation does not know where its clock starts, so its
+		// samples move up by 16 high words a segment, which keeps the
+		// realtime clock rising over the whole trace. The draws that made
+		// a random base stay, so that a seed makes the trace it made before.
+		_, _ = g.r.intn(16), g.r.intn(0x800)
+		g.rtV = g.cfg.RealtimeBase + uint64(g.seg)<<36
 	}
 	if cfg.ContextSwitch {
 		add(&actor{kind: actCWSR, t: t0 + 4*int64(g.r.rangeIn(50, 1000))})
@@ -514,7 +520,7 @@ func (g *gen) step(a *actor) {
 		}
 		e := g.e
 		d := e.at(a.t)
-		v := g.rtV
+		v := g.rtV + uint64(a.t)/20
 		now := uint32(v + uint64(g.r.intn(4)))
 		e.reg(d, 1, 0, regUserData3, opRTStamp)
 		e.reg(0, 1, 0, regUserData3, uint32(v))
@@ -522,7 +528,6 @@ func (g *gen) step(a *actor) {
 		e.reg(0, 1, 0, regUserData3, now)
 		step := int64(g.r.rangeIn(500, 5000))
 		a.t += 4 * step
-		g.rtV += uint64(step) * 4 / 20
 	case actEvents:
 		if g.closing {
 			if g.e.resetPending {
