@@ -34,11 +34,16 @@
 //
 // Decoder warnings (data lost, stitch incomplete, wave incomplete) are
 // records and also printed on stderr as "att-decode: warning: TRACE: TEXT"
-// unless --quiet.
+// unless --quiet, and so is a trace holding less than one 32-byte block
+// after its 8-byte header ("truncated trace").
+//
+// A trace of another GPU generation than every code object of the index
+// (a gfx9 trace, a gfx1100 index) is an error unless --force.
 //
 // Exit status: 0 ok; 1 decoding failed (malformed trace data, I/O); 2 usage;
-// 3 not a trace, or an architecture the chosen backend does not decode
-// (MI400 traces need --backend rocm); 4 the ROCm library is
+// 3 not a trace, an architecture the chosen backend does not decode
+// (MI400 traces need --backend rocm), or one the index's code objects are
+// not for; 4 the ROCm library is
 // missing with --backend rocm.
 package main
 

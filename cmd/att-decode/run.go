@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,6 +40,7 @@ type flags struct {
 	Progress   bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
 	Quiet      bool     `short:"q" help:"Do not print decoder warnings on stderr."`
 	Output     string   `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
+	Force      bool     `help:"Decode a trace whose architecture is not that of the index's code objects."`
 	Trace      string   `arg:"" name:"TRACE" help:"The .att trace, or - for standard input."`
 }
 
@@ -164,12 +166,14 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 	}
 
 	var prov isa.Provider
+	var targets map[int][]string
 	if f.Index != "" {
 		ix, err := wire.ReadIndexFile(f.Index)
 		if err != nil {
 			return err
 		}
 		prov = isa.NewTable(ix)
+		targets = indexTargets(ix)
 	}
 
 	in, name, err := env.Open(f.Trace)
@@ -199,6 +203,7 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 	s := &session{
 		env: env, f: f, filter: filter, name: name,
 		warnNoISA: prov == nil && len(f.CodeObject) == 0 && !f.Quiet,
+		targets:   targets,
 		hdr: wire.Header{
 			Producer:       "att-decode " + cli.Version(),
 			Backend:        dec.Name(),
@@ -224,6 +229,10 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 			}
 			return s.decodeError(err)
 		}
+		if n := cr.n.Load(); n >= 8 && n < 8+truncatedBelow && !f.Quiet {
+			env.Warnf("%s: truncated trace: only %d bytes after its 8-byte header (a trace buffer is written in %d-byte blocks)",
+				name, n-8, truncatedBelow)
+		}
 		if !s.started {
 			if !f.Quiet {
 				env.Warnf("%s: empty trace, no records", name)
@@ -246,6 +255,12 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 	return err
 }
 
+// truncatedBelow is the data a trace holds at least after its 8-byte
+// header (gfx9's software header, RDNA's HEADER token): the hardware writes
+// its buffer in 32-byte blocks (sqtt-format.md 1.1), so a trace with less is
+// cut short, though it may still decode.
+const truncatedBelow = 32
+
 // session writes the records of one decode.
 type session struct {
 	env      *cli.Env
@@ -262,6 +277,50 @@ type session struct {
 	// warnNoISA asks for a warning at the first wave: without an index
 	// no instruction gets a PC.
 	warnNoISA bool
+	// targets are the index's code-object targets by GFXIP major (nil
+	// when it names none).
+	targets map[int][]string
+}
+
+// indexTargets returns the targets of the index's code objects by GFXIP
+// major ("gfx942" and "gfx90a" are 9, "gfx1100" is 11), nil when no object
+// names a known one (a code.json index, for one).
+func indexTargets(ix *wire.Index) map[int][]string {
+	var m map[int][]string
+	for _, o := range ix.Objects {
+		t := o.Target
+		if len(t) < 6 || !strings.HasPrefix(t, "gfx") {
+			continue
+		}
+		// gfx<major><minor><stepping>: minor one digit, stepping one hex digit.
+		major, err := strconv.Atoi(t[3 : len(t)-2])
+		if err != nil {
+			continue
+		}
+		if m == nil {
+			m = map[int][]string{}
+		}
+		if !slices.Contains(m[major], t) {
+			m[major] = append(m[major], t)
+		}
+	}
+	return m
+}
+
+// checkArch fails with exit code 3 when the index names code objects of
+// known targets and none is of the trace's GFXIP major, the first thing
+// every decoder reports: PCs would be looked up in another GPU's code.
+func (s *session) checkArch() error {
+	if s.targets == nil || s.f.Force || len(s.targets[s.hdr.Trace.GFXIP]) > 0 {
+		return nil
+	}
+	var all []string
+	for _, ts := range s.targets {
+		all = append(all, ts...)
+	}
+	slices.Sort(all)
+	return cli.Errorf(cli.ExitFormat, "%s: a gfx%d trace, but the code objects of %s are for %s; "+
+		"give the index of this trace's code objects, or --force", s.name, s.hdr.Trace.GFXIP, s.f.Index, strings.Join(all, ", "))
 }
 
 // writeError marks an output error, so that it is not reported as a
@@ -323,6 +382,9 @@ func (s *session) emit(b *wire.Batch) error {
 func (s *session) emitBatch(b *wire.Batch) error {
 	if b.Type == wire.TypeGFXIP && s.hdr.Trace.GFXIP == 0 {
 		s.hdr.Trace.GFXIP = int(b.GFXIP)
+		if err := s.checkArch(); err != nil {
+			return err
+		}
 	}
 	if !s.started {
 		if err := s.start(); err != nil {
@@ -347,7 +409,7 @@ func (s *session) emitBatch(b *wire.Batch) error {
 		for i := 0; i < n; i++ {
 			var err error
 			if s.buf, err = s.filter.AppendResults(s.buf[:0], &s.hdr, b, i); err != nil {
-				return fmt.Errorf("--jq: %w", err)
+				return &prefixed{prefix: s.name, err: err} // the error says --jq
 			}
 			if _, err := s.out.Write(s.buf); err != nil {
 				return err
@@ -356,7 +418,7 @@ func (s *session) emitBatch(b *wire.Batch) error {
 		return nil
 	case s.filter != nil:
 		if err := s.filter.Apply(&s.hdr, b); err != nil {
-			return fmt.Errorf("--jq: %w", err)
+			return &prefixed{prefix: s.name, err: err} // the error says --jq
 		}
 		if b.Empty() {
 			return nil

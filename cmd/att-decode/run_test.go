@@ -175,8 +175,17 @@ func TestJq(t *testing.T) {
 		t.Errorf("%d batches, err %v", n, rd.Err())
 	}
 	code, _, errs = runCmd(nil, "--jq", "select(", trace)
-	if code != 2 || !strings.Contains(errs, "--jq") {
+	if code != 2 || errs != "att-decode: --jq: unexpected EOF\n" {
 		t.Errorf("bad filter: exit %d, stderr %q", code, errs)
+	}
+	// A filter failing at run time: the message names the trace and says
+	// --jq once, in both output formats.
+	for _, format := range []string{"json", "msgpack"} {
+		code, _, errs = runCmd(nil, "--backend", "native", "--index", index, "--format", format,
+			"--jq", `if .type == "wave" then error("boom") else . end`, trace)
+		if want := "att-decode: " + trace + ": --jq: error: boom\n"; code != 1 || errs != want {
+			t.Errorf("%s: failing filter: exit %d, stderr %q, want %q", format, code, errs, want)
+		}
 	}
 }
 
@@ -218,6 +227,9 @@ func TestErrors(t *testing.T) {
 		{"header only", "h.att", b1[:8], 1, "only its 8-byte header"},
 		{"bad slot", "b.att", badSlot, 1, "wave slot 12"},
 		{"truncated", "t.att", b1[:0x2b], 0, "Wave incomplete"},
+		{"cut after header", "c.att", b1[:20], 0, "att-decode: warning: " + filepath.Join(dir, "c.att") +
+			": truncated trace: only 12 bytes after its 8-byte header (a trace buffer is written in 32-byte blocks)\n"},
+		{"rdna header only", "r.att", []byte{0x91, 0x01, 0, 0, 0, 0, 0, 0}, 0, "truncated trace: only 0 bytes after"},
 		{"empty", "e.att", nil, 0, "empty trace"},
 		{"missing", "nonexistent.att", nil, 1, "no such file"},
 	} {
@@ -425,5 +437,52 @@ func TestCompat016(t *testing.T) {
 		"--jq", `select(.type=="wave") | [.end_time, .timeline[-1].type, .dispatcher]`, trace)
 	if code != 0 || out != `[224,"exec",16]`+"\n" {
 		t.Errorf("newest: exit %d, out %q", code, out)
+	}
+}
+
+// TestArchMismatch: a trace of another architecture than the index's code
+// objects is an error of exit code 3 that writes nothing, unless --force;
+// an index naming no target (or a matching one) is not checked.
+func TestArchMismatch(t *testing.T) {
+	dir, trace, _ := fixture(t) // a gfx9 trace
+	index := func(name string, targets ...string) string {
+		ix := &wire.Index{Rows: []wire.Row{{Vaddr: 0x1000, Size: 4, Text: "s_endpgm"}}}
+		for i, tg := range targets {
+			ix.Objects = append(ix.Objects, wire.CodeObject{ID: uint64(i), Path: tg + ".hsaco", Target: tg})
+		}
+		var buf bytes.Buffer
+		if err := wire.WriteIndex(&buf, ix); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rdna := index("rdna.idx", "gfx1100", "gfx1201", "gfx1100")
+	out := filepath.Join(dir, "out.rec")
+	code, stdout, errs := runCmd(nil, "--backend", "native", "--index", rdna, "-o", out, trace)
+	want := "att-decode: " + trace + ": a gfx9 trace, but the code objects of " + rdna +
+		" are for gfx1100, gfx1201; give the index of this trace's code objects, or --force\n"
+	if code != 3 || errs != want || stdout != "" {
+		t.Errorf("exit %d, stderr %q; want 3, %q", code, errs, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("output written for a mismatched trace")
+	}
+	if code, stdout, _ := runCmd(nil, "--backend", "native", "--index", rdna, trace); code != 3 || stdout != "" {
+		t.Errorf("stdout: exit %d, %d bytes written", code, len(stdout))
+	}
+	for _, args := range [][]string{
+		{"--force", "--index", rdna},
+		{"--index", index("gfx9.idx", "gfx90a")},
+		{"--index", index("mixed.idx", "gfx1100", "gfx942")},
+		{"--index", index("unknown.idx", "")},
+	} {
+		args = append(append([]string{"--backend", "native", "-q"}, args...), trace)
+		if code, stdout, errs := runCmd(nil, args...); code != 0 || errs != "" || len(stdout) == 0 {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errs)
+		}
 	}
 }
