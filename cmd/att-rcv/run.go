@@ -60,6 +60,9 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	if err != nil {
 		return &cli.Error{Code: cli.ExitUsage, Err: err}
 	}
+	if err := cli.Distinct(f.Streams); err != nil {
+		return err // a stream given twice would write its waves twice
+	}
 	var ix *wire.Index
 	if f.Index != "" {
 		if ix, err = wire.ReadIndexFile(f.Index); err != nil {

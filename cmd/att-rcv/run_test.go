@@ -202,6 +202,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--formats", "jsonx,csv,xml,jsonx", a}, cli.ExitUsage, "att-rcv: Unsupported output format(s): jsonx, xml. Expected one or more of: csv, json\n"},
 		{[]string{"--formats", " , ", a}, cli.ExitUsage, "att-rcv: No output formats requested.\n"},
 		{[]string{"--index", filepath.Join(dir, "missing.json"), a}, cli.ExitFailed, "no such file"},
+		{[]string{a, a}, cli.ExitUsage, "att-rcv: " + a + " given twice: give each input once\n"},
+		{[]string{"-", "-"}, cli.ExitUsage, "att-rcv: standard input (-) given twice\n"},
 	} {
 		code, _, stderr := runCmd(t, nil, append([]string{"-d", out}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) || strings.Count(stderr, "\n") != 1 {

@@ -41,6 +41,9 @@ func stats(env *cli.Env, f *flags) error {
 	if f.Run != nil && f.MergeRuns {
 		return cli.Errorf(cli.ExitUsage, "--run and --merge-runs exclude each other")
 	}
+	if err := cli.Distinct(f.Streams); err != nil {
+		return err // folding one stream twice would double its counts
+	}
 	var filter *wire.Filter
 	if f.Jq != "" {
 		var err error

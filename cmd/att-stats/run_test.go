@@ -409,6 +409,9 @@ func TestBadInput(t *testing.T) {
 		{"bad index", []string{"--index", notIndex, s}, 3, "att-stats: reading index: " + notIndex + ": not an attkit-index stream"},
 		{"missing index", []string{"--index", filepath.Join(dir, "nope.idx"), s}, 1, "att-stats: reading index: open "},
 		{"bad format", []string{"--format", "xml", s}, 2, "att-stats: --format"},
+		{"same stream twice", []string{"-o", out, s, other, dir + "/./a.rec"}, 2,
+			"att-stats: " + s + " and " + dir + "/./a.rec are the same file: give each input once\n"},
+		{"stdin twice", []string{"-o", out, "-", s, "-"}, 2, "att-stats: standard input (-) given twice\n"},
 	} {
 		r := runTool(t, nil, c.args...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.want) {

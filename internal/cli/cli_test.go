@@ -152,3 +152,44 @@ func TestWriteFileAtomicDevice(t *testing.T) {
 		t.Errorf("error: %v", err)
 	}
 }
+
+func TestDistinct(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.rec"), filepath.Join(dir, "b.rec")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "link.rec")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard.rec")
+	if err := os.Link(b, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		paths []string
+		msg   string
+	}{
+		{[]string{a, b, "-"}, ""},
+		{[]string{a, filepath.Join(dir, "gone.rec"), filepath.Join(dir, "gone.rec")}, ""}, // left to the caller
+		{[]string{a, b, a}, a + " given twice: give each input once"},
+		{[]string{a, link}, a + " and " + link + " are the same file: give each input once"},
+		{[]string{b, dir + "/./b.rec"}, b + " and " + dir + "/./b.rec are the same file"},
+		{[]string{hard, b}, hard + " and " + b + " are the same file"},
+		{[]string{"-", a, "-"}, "standard input (-) given twice"},
+	} {
+		err := Distinct(c.paths)
+		if c.msg == "" {
+			if err != nil {
+				t.Errorf("%q: %v", c.paths, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), c.msg) || CodeOf(err) != ExitUsage {
+			t.Errorf("%q: %v (exit %d), want %q, exit 2", c.paths, err, CodeOf(err), c.msg)
+		}
+	}
+}
