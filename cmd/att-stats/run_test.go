@@ -296,7 +296,8 @@ func TestRuns(t *testing.T) {
 		t.Errorf("--run with --merge-runs: exit %d, %q", r.code, r.stderr)
 	}
 	// One run in several files is fine without flags.
-	r = runTool(t, nil, "--index", idx, s2, s2)
+	s2b := writeStream(t, filepath.Join(dir, "r2b.rec"), part{run: 2, waves: []wire.Wave{one, one}})
+	r = runTool(t, nil, "--index", idx, s2, s2b)
 	if r.code != 0 || end(r.stdout) != "1,4896,s_endpgm,4,16,0,20," {
 		t.Errorf("one run twice: exit %d, row %q; %s", r.code, end(r.stdout), r.stderr)
 	}
