@@ -5,7 +5,7 @@
 // Usage:
 //
 //	att-rcv -d DIR [--index FILE] [--formats json,csv] [--no-decode-markers]
-//	        [--force] [STREAM…]
+//	        [--counters NAME,…] [--force] [STREAM…]
 //	att-rcv --check -d DIR
 //
 // Each STREAM is a record stream from att-decode, or its JSON projection
@@ -24,7 +24,12 @@
 // tables for the packed-marker correction (turned off by
 // --no-decode-markers). Source snapshots (snapshots.json, source_*) are
 // copied along: from the directory of a code.json index, or from the source
-// files an index stream names.
+// files an index stream names. --counters names the perf counters the
+// capture was made with (rocprofv3's --att-perfcounters, in order): they
+// go to filenames.json's counter_names, which the viewer's Counters view
+// names its series by (bank 0: names 1-4, bank 1: names 5-8); without it
+// the list is empty, as upstream's Python writer leaves it, and the series
+// are UNK_0..UNK_3.
 //
 // With --check, att-rcv writes nothing: it loads the folder DIR as the
 // viewer does and reports, one a line, every file or entry the viewer

@@ -24,6 +24,7 @@ type flags struct {
 	Index           string   `placeholder:"FILE" help:"Index of the code objects: an index stream (co-index) or a code.json."`
 	Formats         []string `default:"json,csv" sep:"none" placeholder:"F" help:"Comma-separated outputs: json (viewer files), csv (stats_<DIR name>.csv next to DIR); default json,csv."`
 	NoDecodeMarkers bool     `help:"Keep packed marker values and arrival times (no marker correction)."`
+	Counters        []string `sep:"none" placeholder:"NAME,..." help:"Perf counters the capture was made with, in rocprofv3's --att-perfcounters order (NAME, or NAME:MASK for a SIMD mask other than f); they name the viewer's Counters series: the first four bank 0's values, the next four bank 1's. At most 8."`
 	Force           bool     `help:"Write into an existing DIR that is not empty."`
 	Progress        bool     `help:"Print a summary on stderr (default: when stderr is a terminal)."`
 	Check           bool     `help:"Instead of writing DIR, check it as ROCprof Compute Viewer loads it: every file it would drop or fail on, and broken cross-references, one problem a line; exit 1 if any."`
@@ -63,6 +64,10 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	if err := cli.Distinct(f.Streams); err != nil {
 		return err // a stream given twice would write its waves twice
 	}
+	counters, err := rcv.ParseCounters(f.Counters)
+	if err != nil {
+		return &cli.Error{Code: cli.ExitUsage, Err: fmt.Errorf("--counters: %w", err)}
+	}
 	var ix *wire.Index
 	if f.Index != "" {
 		if ix, err = wire.ReadIndexFile(f.Index); err != nil {
@@ -94,7 +99,8 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 		}
 	}()
 	fd := fold.New(ix)
-	w := rcv.NewWriter(folder, ix, fd, rcv.Options{JSON: formats.JSON, DecodeMarkers: !f.NoDecodeMarkers})
+	w := rcv.NewWriter(folder, ix, fd, rcv.Options{JSON: formats.JSON, DecodeMarkers: !f.NoDecodeMarkers,
+		CounterNames: counters})
 	streams := f.Streams
 	if len(streams) == 0 {
 		streams = []string{"-"}

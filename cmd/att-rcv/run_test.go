@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"io"
 	"os"
@@ -204,6 +205,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--index", filepath.Join(dir, "missing.json"), a}, cli.ExitFailed, "no such file"},
 		{[]string{a, a}, cli.ExitUsage, "att-rcv: " + a + " given twice: give each input once\n"},
 		{[]string{"-", "-"}, cli.ExitUsage, "att-rcv: standard input (-) given twice\n"},
+		{[]string{"--counters", "A,B,C,D,E,F,G,H", "--counters", "I", a}, cli.ExitUsage, "att-rcv: --counters: 9 counters: the viewer names at most 8 (4 per bank, 2 banks)\n"},
+		{[]string{"--counters", "SQ_WAVES,SQ_WAVES", a}, cli.ExitUsage, "att-rcv: --counters: counter \"SQ_WAVES\" named twice\n"},
 	} {
 		code, _, stderr := runCmd(t, nil, append([]string{"-d", out}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) || strings.Count(stderr, "\n") != 1 {
@@ -451,5 +454,38 @@ func TestCheckFlag(t *testing.T) {
 	if code != cli.ExitFailed || !strings.Contains(stderr, "att-rcv: "+dir+": code.json: ") ||
 		!strings.Contains(stderr, "att-rcv: "+dir+": se0_sm0_sl3_wv0.json: ") {
 		t.Errorf("broken folder: exit %d, %q", code, stderr)
+	}
+}
+
+// --counters fills filenames.json's counter_names, in order, repeated
+// flags and comma lists alike; without it the list stays empty.
+func TestCountersFlag(t *testing.T) {
+	dir, index, a, b := sampleInputs(t)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{}},
+		{[]string{"--counters", "SQ_WAVES, SQ_BUSY_CYCLES,SQ_INSTS_VALU,SQ_INSTS_SALU", "--counters", "SQ_INST_LEVEL_VMEM:3"},
+			[]string{"SQ_WAVES", "SQ_BUSY_CYCLES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "SQ_INST_LEVEL_VMEM:3"}},
+	} {
+		out := filepath.Join(dir, "ui_c"+strconv.Itoa(len(tc.want)))
+		args := append([]string{"-d", out, "--index", index, "--formats", "json"}, tc.args...)
+		if code, _, stderr := runCmd(t, nil, append(args, a, b)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "filenames.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fn struct {
+			CounterNames []string `json:"counter_names"`
+		}
+		if err := json.Unmarshal(data, &fn); err != nil || !reflect.DeepEqual(fn.CounterNames, tc.want) {
+			t.Errorf("%v: counter_names %q (%v), want %q", tc.args, fn.CounterNames, err, tc.want)
+		}
+		if err := rcv.CheckFolder(out); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+		}
 	}
 }

@@ -149,6 +149,10 @@ func (w *Writer) filenamesJSON() []byte {
 		}
 		waves = append(waves, pyjson.Member{Key: strconv.Itoa(se), Value: simds})
 	}
+	counters := make([]any, len(w.opt.CounterNames))
+	for i, n := range w.opt.CounterNames {
+		counters[i] = n
+	}
 	gfxip := w.GFXIP()
 	gfxv := "vega"
 	if gfxip > 9 {
@@ -159,7 +163,7 @@ func (w *Writer) filenamesJSON() []byte {
 		{Key: "gfxv", Value: gfxv},
 		{Key: "gfxip", Value: u64(gfxip)},
 		{Key: "version", Value: Version},
-		{Key: "counter_names", Value: []any{}},
+		{Key: "counter_names", Value: counters},
 		{Key: "wave_filenames", Value: waves},
 		{Key: "other_simd_filenames", Value: w.other.json()},
 		{Key: "shaderdata_filenames", Value: w.shader.json()},

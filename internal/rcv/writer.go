@@ -29,6 +29,11 @@ type Options struct {
 	// DecodeMarkers applies the packed-marker normalisation and timestamp
 	// correction of §5.11 to shader data, when the index has a marker layout.
 	DecodeMarkers bool
+	// CounterNames fill filenames.json's counter_names (upstream's Python
+	// writer leaves it empty; rocprofv3's own writer puts the capture's
+	// counters there): the viewer names perf-counter values of bank 0 by
+	// names 0-3 and of bank 1 by names 4-7. See ParseCounters.
+	CounterNames []string
 }
 
 // A Writer turns the records of one run into the files of a viewer folder.
