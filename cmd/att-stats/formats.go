@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/attkit/attkit/internal/fold"
+	"github.com/attkit/attkit/internal/hidden"
 	"github.com/attkit/attkit/internal/pyjson"
+	"github.com/attkit/attkit/internal/wire"
 )
 
 // writeJSON writes one JSON object per PC a line, in the order of the stats
@@ -61,18 +64,27 @@ func appendCounters(b []byte, hit, lat, stall, idle int64) []byte {
 	return strconv.AppendInt(b, idle, 10)
 }
 
-// writePprof writes the counters as a gzipped pprof profile. Each PC with
-// a non-zero counter is one sample at one location; the location's function
-// is named by the ISA text (or "codeobj C 0xADDR" without text) and placed
-// at the first file:line of the index's source chain, so pprof's -list
-// shows source lines. Sample labels codeobj and vaddr name the PC.
-func writePprof(w io.Writer, fo *fold.Fold) error {
+// writePprof writes the counters as a gzipped pprof profile: sample
+// types hits, latency (the default), stall, idle, exposed and hidden (the
+// split of §8.1, see exposure). Each PC with a non-zero counter is one
+// sample at one location, whose address is the PC's address in one mapping
+// per code object. Kernels are the functions: a location's outermost frame
+// is its kernel (named by its symbol, at the file and first line of the
+// kernel's own source, from the index's DWARF lines) at the PC's line of
+// that file; the inner frames of an inlined source chain ("helper.h:8 ->
+// kernels.cl:24") are inline frames, one function per inlined file. A PC
+// outside every kernel of the index belongs to a function named by its
+// code object ("codeobj 1"). Sample labels: codeobj and vaddr (numbers),
+// instruction (the ISA text).
+func writePprof(w io.Writer, fo *fold.Fold, hid map[wire.PC]hidden.Latency) error {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
 			{Type: "hits", Unit: "count"},
 			{Type: "latency", Unit: "cycles"},
 			{Type: "stall", Unit: "cycles"},
 			{Type: "idle", Unit: "cycles"},
+			{Type: "exposed", Unit: "cycles"},
+			{Type: "hidden", Unit: "cycles"},
 		},
 		DefaultSampleType: "latency",
 		PeriodType:        &profile.ValueType{Type: "instructions", Unit: "count"},
@@ -81,7 +93,8 @@ func writePprof(w io.Writer, fo *fold.Fold) error {
 	// One mapping per code object, flagged as fully symbolized so that
 	// pprof never tries to symbolize the addresses itself.
 	paths := map[uint64]string{}
-	if ix := fo.Index(); ix != nil {
+	ix := fo.Index()
+	if ix != nil {
 		for _, o := range ix.Objects {
 			paths[o.ID] = o.Path
 		}
@@ -104,34 +117,144 @@ func writePprof(w io.Writer, fo *fold.Fold) error {
 		m.Limit = max(m.Limit, e.PC.Address+1)
 		return m
 	}
+	kernels := kernelsOf(ix)
+	funcs := map[[2]string]*profile.Function{}
+	function := func(name, file string, start int64) *profile.Function {
+		k := [2]string{name, file}
+		fn := funcs[k]
+		if fn == nil {
+			fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: file, StartLine: start}
+			funcs[k] = fn
+			p.Function = append(p.Function, fn)
+		}
+		return fn
+	}
 	for _, e := range fo.Ordered() {
-		if e.Hit == 0 && e.Latency == 0 && e.Stall == 0 && e.Idle == 0 {
+		h := hid[e.PC]
+		x := exposureOf(e, h)
+		if e.Hit == 0 && e.Latency == 0 && e.Stall == 0 && e.Idle == 0 && h.Total() == 0 {
 			continue
 		}
-		name := e.Text
-		if name == "" {
-			name = fmt.Sprintf("codeobj %d 0x%x", e.PC.CodeObjectID, e.PC.Address)
+		frames := sourceFrames(e.Source)
+		var lines []profile.Line
+		k := kernels[e.PC]
+		var outer *profile.Function
+		if k != nil {
+			outer = function(k.name, k.file, k.line)
+		} else {
+			file := ""
+			if len(frames) > 0 {
+				file = frames[len(frames)-1].file
+			}
+			outer = function(fmt.Sprintf("codeobj %d", e.PC.CodeObjectID), file, 0)
 		}
-		file, line := sourceLine(e.Source)
-		id := uint64(len(p.Location) + 1)
-		fn := &profile.Function{ID: id, Name: name, SystemName: name, Filename: file}
-		loc := &profile.Location{ID: id, Address: e.PC.Address, Mapping: mapping(e),
-			Line: []profile.Line{{Function: fn, Line: line}}}
-		p.Function = append(p.Function, fn)
+		for i, fr := range frames {
+			if i == len(frames)-1 {
+				lines = append(lines, profile.Line{Function: outer, Line: fr.line})
+				break
+			}
+			lines = append(lines, profile.Line{Function: function("(inlined) "+filepath.Base(fr.file), fr.file, 0), Line: fr.line})
+		}
+		if len(lines) == 0 {
+			lines = []profile.Line{{Function: outer}}
+		}
+		loc := &profile.Location{ID: uint64(len(p.Location) + 1), Address: e.PC.Address, Mapping: mapping(e), Line: lines}
 		p.Location = append(p.Location, loc)
-		p.Sample = append(p.Sample, &profile.Sample{
+		smp := &profile.Sample{
 			Location: []*profile.Location{loc},
-			Value:    []int64{e.Hit, e.Latency, e.Stall, e.Idle},
+			Value:    []int64{e.Hit, e.Latency, e.Stall, e.Idle, x.exposed, x.hidden},
 			NumLabel: map[string][]int64{
 				"codeobj": {int64(e.PC.CodeObjectID)},
 				"vaddr":   {int64(e.PC.Address)},
 			},
-		})
+		}
+		if e.Text != "" {
+			smp.Label = map[string][]string{"instruction": {e.Text}}
+		}
+		p.Sample = append(p.Sample, smp)
 	}
 	if err := p.CheckValid(); err != nil {
 		return fmt.Errorf("pprof profile: %w", err)
 	}
 	return p.Write(w)
+}
+
+// A kernel is a function of the index: its symbol, and its own source
+// file with the first line of it that its instructions map to.
+type kernel struct {
+	name, file string
+	line       int64
+}
+
+// kernelsOf returns, per PC of the index, the kernel it belongs to: the
+// function label row ("; _name", its Source the symbol) that precedes it
+// in the same code object.
+func kernelsOf(ix *wire.Index) map[wire.PC]*kernel {
+	out := map[wire.PC]*kernel{}
+	if ix == nil {
+		return out
+	}
+	demangled := map[wire.PC]string{}
+	for _, k := range ix.Kernels {
+		if k.Demangled != "" && k.Demangled != k.Name {
+			demangled[wire.PC{CodeObjectID: k.CodeObj, Address: k.Address}] = k.Demangled
+		}
+	}
+	var cur *kernel
+	var co uint64
+	for i := range ix.Rows {
+		r := &ix.Rows[i]
+		if r.Raw != nil {
+			continue
+		}
+		if r.CodeObj != co {
+			cur, co = nil, r.CodeObj
+		}
+		if r.Kind == wire.RowFunction {
+			name := r.Source
+			if name == "" {
+				name = strings.TrimPrefix(strings.TrimPrefix(r.Text, ";"), " _")
+			}
+			if d := demangled[r.PC()]; d != "" {
+				name = d
+			}
+			cur = &kernel{name: name}
+			continue
+		}
+		if cur == nil || r.IsLabel() {
+			continue
+		}
+		out[r.PC()] = cur
+		if fr := sourceFrames(r.Source); len(fr) > 0 {
+			outer := fr[len(fr)-1]
+			if cur.file == "" {
+				cur.file = outer.file
+			}
+			if outer.file == cur.file && outer.line > 0 && (cur.line == 0 || outer.line < cur.line) {
+				cur.line = outer.line
+			}
+		}
+	}
+	return out
+}
+
+type frame struct {
+	file string
+	line int64
+}
+
+// sourceFrames splits a source chain ("file:line -> caller:line …",
+// innermost first) into frames; an empty source has none.
+func sourceFrames(src string) []frame {
+	if strings.TrimSpace(src) == "" || src == "None" {
+		return nil
+	}
+	var out []frame
+	for _, part := range strings.Split(src, " -> ") {
+		f, l := sourceLine(part)
+		out = append(out, frame{f, l})
+	}
+	return out
 }
 
 // sourceLine splits the first element of a source chain

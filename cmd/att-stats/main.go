@@ -5,9 +5,9 @@
 //
 // Usage:
 //
-//	att-stats [--index FILE] [--format csv|code.json|json|pprof] [-o FILE]
-//	          [--expect CONTROL.csv]… [--run N | --merge-runs] [--jq FILTER]
-//	          [--csv-only] [--progress] [STREAM…]
+//	att-stats [--index FILE] [--format csv|code.json|json|pprof|hidden.csv|top]
+//	          [-n N] [-o FILE] [--expect CONTROL.csv]… [--run N | --merge-runs]
+//	          [--jq FILTER] [--csv-only] [--progress] [STREAM…]
 //
 // STREAMs are record streams from att-decode: files, or "-" / none for
 // standard input; concatenated streams are fine, each part keeps the run of
@@ -25,15 +25,36 @@
 //	code.json  the viewer's code.json with the counters filled in
 //	json       one JSON object per PC a line, for jq
 //	pprof      a gzipped pprof profile: sample types hits, latency (the
-//	           default), stall, idle; one location per PC named by its ISA
-//	           text, at the first source file:line of the index, in one
-//	           mapping per code object; sample labels codeobj and vaddr
+//	           default), stall, idle, exposed and hidden; kernels are
+//	           functions (their symbol, at their source file and line),
+//	           each PC a location at its address and source line inside
+//	           its kernel, inlined source chains inline frames; sample
+//	           labels codeobj, vaddr and instruction (the ISA text)
+//	hidden.csv the hidden latency per PC (python-layer §8) in upstream's
+//	           control layout: CodeObj, Vaddr, Instruction, Latency,
+//	           HiddenIdle, HiddenStall, HiddenIssue; rows of the PCs with
+//	           hidden cycles, in the stats CSV's order and bytes
+//	top        text for a terminal: the PCs ranked by exposed cycles, then
+//	           total cycles, then hits (§8.1), -n of them (default 30, 0
+//	           for all), with instruction text and source line
 //
-// With the pprof format, go tool pprof -top lists the hottest instructions
-// (PCs with the same text add up; -addresses keeps them apart, -lines
-// groups them by source line), -list REGEX shows the source around them
-// (run it where the index's source paths resolve, or use -source_path),
-// and -sample_index=stall|idle|hits switches the counter.
+// Hidden latency is the part of an instruction's cycles during which
+// other instruction pipes of the same SIMD were busy (§8.2). Per PC,
+// total = latency + idle, hidden = hidden stall + hidden issue + the
+// hidden idle bounded by the idle, and exposed = total - hidden: the
+// cycles a kernel developer can still win back at that line. Each input
+// part (one shader engine's trace) is its own scope; matrix instructions
+// are told by their index text (v_mfma, v_smfma, v_wmma, v_swmma). The
+// analysis keeps the busy intervals of every SIMD in memory and spools a
+// few bytes per instruction to a temporary file for its second pass.
+//
+// With the pprof format, go tool pprof -top lists the kernels, -top
+// -addresses the hottest instructions, -list KERNEL the source lines with
+// their cycles (run it where the index's source paths resolve, or use
+// -source_path), -peek KERNEL its inlined helpers, -traces every
+// instruction with its text, and -sample_index=exposed|hidden|stall|idle|hits
+// switches the counter; -diff_base=BEFORE.pb.gz compares two captures per
+// kernel and per line.
 //
 // The unresolved PC (0, 0) has no counters (python-layer §4.1), but
 // upstream's viewer wave files ask for its line number, which gives it a

@@ -11,13 +11,15 @@ import (
 
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/fold"
+	"github.com/attkit/attkit/internal/hidden"
 	"github.com/attkit/attkit/internal/wire"
 )
 
 type flags struct {
 	cli.VersionFlag
 	Index     string   `help:"Code metadata: an index stream (co-index) or a code.json." placeholder:"FILE"`
-	Format    string   `help:"Output format: csv (default), code.json, json (one object per PC a line) or pprof." enum:"csv,code.json,json,pprof," default:"" placeholder:"FORMAT"`
+	Format    string   `help:"Output format: csv (default), code.json, json (one object per PC a line), pprof, hidden.csv (hidden latency per PC) or top (PCs ranked by exposed cycles, for a terminal)." enum:"csv,code.json,json,pprof,hidden.csv,top," default:"" placeholder:"FORMAT"`
+	Limit     int      `short:"n" help:"With --format top: show the N PCs with the most exposed cycles (0: all)." default:"30" placeholder:"N"`
 	Output    string   `short:"o" help:"Write the output to FILE (atomically) instead of stdout." placeholder:"FILE"`
 	Expect    []string `help:"Compare the counters with this control CSV (repeatable; rows of one PC add up); exit 1 on any mismatch." placeholder:"CONTROL.csv" sep:"none"`
 	Run       *int     `help:"Fold only the parts of run N." placeholder:"N"`
@@ -72,13 +74,26 @@ func stats(env *cli.Env, f *flags) error {
 	if cli.ProgressWanted(f.Progress, env.Stderr) {
 		prog = &progress{env: env, last: time.Now()}
 	}
-	folds, err := foldStreams(env, f, ix, filter, prog)
+	var an *hidden.Analyzer
+	if needsHidden(f.Format) {
+		an = hidden.New(hidden.Options{Matrix: hidden.MatrixPCs(ix)})
+		defer an.Close()
+	}
+	folds, err := foldStreams(env, f, ix, filter, prog, an)
 	if err != nil {
 		return err
 	}
 	fo, err := pickRun(f, folds)
 	if err != nil {
 		return err
+	}
+	var hid map[wire.PC]hidden.Latency
+	if an != nil {
+		res, err := an.Result()
+		if err != nil {
+			return err
+		}
+		hid = res.ByPC
 	}
 	if prog != nil {
 		prog.done(fo)
@@ -87,7 +102,7 @@ func stats(env *cli.Env, f *flags) error {
 		return err
 	}
 	if control == nil || f.Format != "" || f.Output != "" {
-		if err := writeOutput(env, f, fo, control); err != nil {
+		if err := writeOutput(env, f, fo, control, hid); err != nil {
 			return err
 		}
 	}
@@ -103,10 +118,17 @@ func stats(env *cli.Env, f *flags) error {
 	return nil
 }
 
+// needsHidden reports whether a format shows hidden latency.
+func needsHidden(format string) bool {
+	return format == "hidden.csv" || format == "top" || format == "pprof"
+}
+
 // foldStreams reads every input and folds its waves, one fold per run
 // (all in run 0's slot with --merge-runs). With --run, other runs are
-// skipped.
-func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, prog *progress) (map[int]*fold.Fold, error) {
+// skipped. With an analyzer, the waves folded and the other-SIMD records
+// of the same parts go to it too, each part (one shader engine's trace)
+// as its own shader-engine key.
+func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, prog *progress, an *hidden.Analyzer) (map[int]*fold.Fold, error) {
 	paths := f.Streams
 	if len(paths) == 0 {
 		paths = []string{"-"}
@@ -114,6 +136,7 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, pr
 	folds := map[int]*fold.Fold{}
 	seen := map[int]bool{}
 	var rd *wire.Reader
+	se := -1 // the analyzer's key of the current part
 	for _, p := range paths {
 		in, name, err := env.Open(p)
 		if err != nil {
@@ -130,6 +153,7 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, pr
 				r := rd.Header().Trace.Run
 				seen[r] = true
 				cur = nil
+				se++
 				if f.Run != nil && r != *f.Run {
 					continue
 				}
@@ -149,6 +173,9 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, pr
 				continue
 			}
 			b := rd.Batch()
+			if cur != nil && an != nil && b.Type == wire.TypeInstOtherSIMD {
+				an.AddOther(se, b.OtherSIMD)
+			}
 			if cur == nil || b.Type != wire.TypeWave {
 				continue
 			}
@@ -162,6 +189,12 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, pr
 				cur.AddWave(&b.Waves[i])
 				if !f.CSVOnly {
 					cur.AskLines(&b.Waves[i])
+				}
+				if an != nil {
+					if err := an.AddWave(se, &b.Waves[i]); err != nil {
+						in.Close()
+						return nil, err
+					}
 				}
 			}
 			if prog != nil {
@@ -266,16 +299,20 @@ func readControl(env *cli.Env, c *fold.Control, path string) error {
 	return c.Read(bufio.NewReader(in), name)
 }
 
-func writeOutput(env *cli.Env, f *flags, fo *fold.Fold, control *fold.Control) error {
+func writeOutput(env *cli.Env, f *flags, fo *fold.Fold, control *fold.Control, hid map[wire.PC]hidden.Latency) error {
 	write := func(w io.Writer) error {
 		switch f.Format {
+		case "hidden.csv":
+			return writeHiddenCSV(w, fo, hid)
+		case "top":
+			return writeTop(w, fo, hid, f.Limit)
 		case "code.json":
 			_, err := w.Write(fo.CodeJSON())
 			return err
 		case "json":
 			return writeJSON(w, fo, control)
 		case "pprof":
-			return writePprof(w, fo)
+			return writePprof(w, fo, hid)
 		}
 		return fo.WriteCSV(w)
 	}

@@ -70,6 +70,11 @@ func (f *Fold) WriteCSV(w io.Writer) error {
 	return bw.Flush()
 }
 
+// AppendCSVRow appends one CSV row in the stats CSV's bytes (Python's csv
+// "excel" dialect: minimal quoting, CRLF), for the other CSV layouts of
+// the tools (att-stats --format hidden.csv).
+func AppendCSVRow(dst []byte, fields ...string) []byte { return appendCSVRow(dst, fields...) }
+
 func appendCSVRow(dst []byte, fields ...string) []byte {
 	for i, s := range fields {
 		sep := byte(',')
