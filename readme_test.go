@@ -169,8 +169,18 @@ func TestReadmeTour(t *testing.T) {
 		case strings.Contains(c, "| jq -c"):
 			jqOut = out
 		case strings.HasPrefix(c, "go tool pprof -top"):
-			if !bytes.Contains(out, []byte("flat%")) || !bytes.Contains(out, []byte("s_")) {
-				t.Errorf("pprof -top shows no instructions:\n%s", out)
+			if !bytes.Contains(out, []byte("flat%")) || !bytes.Contains(out, []byte(" lds_reduce\n")) {
+				t.Errorf("pprof -top shows no kernels:\n%s", out)
+			}
+		case strings.HasPrefix(c, "go tool pprof -sample_index=exposed"):
+			if !bytes.Contains(out, []byte("Type: exposed")) || !regexp.MustCompile(`(?m)^ *[0-9]+cycles .* [0-9a-f]{16} lds_reduce `).Match(out) {
+				t.Errorf("pprof exposed view shows no instructions:\n%s", out)
+			}
+		case strings.Contains(c, "--format top"):
+			lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			if len(lines) != 6 || !strings.HasPrefix(lines[0], "Rank NonHidden Total Hidden Hits CodeObj Vaddr") ||
+				!regexp.MustCompile(`^ +1 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +1 0x[0-9a-f]{10}  \S`).MatchString(lines[1]) {
+				t.Errorf("att-stats --format top: want a header and 5 ranked PCs:\n%s", out)
 			}
 		case strings.HasPrefix(c, "att-name"):
 			if !bytes.Contains(out, []byte("31337_1_shader_engine_1_2.att\t1\t2\n")) {
