@@ -14,21 +14,22 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/attkit/attkit/internal/exitcode"
 )
 
-// Exit codes shared by all tools.
+// Exit codes shared by all tools: those of package exitcode, named here
+// for the commands, which import cli for everything else too.
 const (
-	ExitOK      = 0 // success
-	ExitFailed  = 1 // processing failed or records were bad
-	ExitUsage   = 2 // bad flags or arguments
-	ExitFormat  = 3 // not our format, or an unsupported version or architecture
-	ExitLibrary = 4 // decoder library missing or unusable
+	ExitOK      = exitcode.OK      // success
+	ExitFailed  = exitcode.Failed  // processing failed or records were bad
+	ExitUsage   = exitcode.Usage   // bad flags or arguments
+	ExitFormat  = exitcode.Format  // not our format, or an unsupported version or architecture
+	ExitLibrary = exitcode.Library // decoder library missing or unusable
 )
 
 // An ExitCoder is an error that chooses the process exit status.
-type ExitCoder interface {
-	ExitCode() int
-}
+type ExitCoder = exitcode.Coder
 
 // Error is an error with an exit code.
 type Error struct {
@@ -58,16 +59,7 @@ func (s Silent) ExitCode() int { return s.Code }
 
 // CodeOf returns the exit code an error asks for: the first ExitCoder in its
 // chain, else 1.
-func CodeOf(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var ec ExitCoder
-	if errors.As(err, &ec) {
-		return ec.ExitCode()
-	}
-	return ExitFailed
-}
+func CodeOf(err error) int { return exitcode.Of(err) }
 
 // Env is one invocation of a tool: its name and standard streams.
 type Env struct {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+
+	"github.com/attkit/attkit/internal/exitcode"
 )
 
 // emAMDGPU is the ELF machine number of AMD GPUs (EM_AMDGPU).
@@ -58,8 +60,8 @@ func (e *FormatError) Error() string {
 
 func (e *FormatError) Unwrap() error { return e.Err }
 
-// ExitCode implements cli.ExitCoder.
-func (e *FormatError) ExitCode() int { return 3 }
+// ExitCode implements exitcode.Coder.
+func (e *FormatError) ExitCode() int { return exitcode.Format }
 
 // An Object is what co-index reads from one code object without running a
 // disassembler: its target, load ranges, symbol labels, source line ranges

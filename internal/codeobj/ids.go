@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/attkit/attkit/internal/exitcode"
 )
 
 // An Input is a code object to index and its id. A placed input (Placed
@@ -139,5 +141,5 @@ type PlacementError struct{ Msg string }
 
 func (e *PlacementError) Error() string { return e.Msg }
 
-// ExitCode implements cli.ExitCoder.
-func (e *PlacementError) ExitCode() int { return 2 }
+// ExitCode implements exitcode.Coder.
+func (e *PlacementError) ExitCode() int { return exitcode.Usage }

@@ -10,7 +10,7 @@ import (
 	"math"
 
 	"github.com/attkit/attkit/internal/backend"
-	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -84,8 +84,8 @@ type ArchError struct {
 
 func (e *ArchError) Error() string { return e.Msg }
 
-// ExitCode implements cli.ExitCoder.
-func (e *ArchError) ExitCode() int { return cli.ExitFormat }
+// ExitCode implements exitcode.Coder.
+func (e *ArchError) ExitCode() int { return exitcode.Format }
 
 // A DataError reports malformed trace data (the library's
 // INVALID_SHADER_DATA status) at a byte offset of the file. Its exit code
@@ -99,8 +99,8 @@ func (e *DataError) Error() string {
 	return fmt.Sprintf("invalid shader data at byte %d: %s", e.Offset, e.Msg)
 }
 
-// ExitCode implements cli.ExitCoder.
-func (e *DataError) ExitCode() int { return cli.ExitFailed }
+// ExitCode implements exitcode.Coder.
+func (e *DataError) ExitCode() int { return exitcode.Failed }
 
 // Decode implements backend.Decoder: it decodes the trace read from r,
 // asking p for instruction text (p may be nil: no instruction then gets a

@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/attkit/attkit/internal/exitcode"
 )
 
 // A Writer writes a record stream. It buffers: call Flush at the end and
@@ -322,8 +324,8 @@ func (e *FormatError) Error() string {
 
 func (e *FormatError) Unwrap() error { return e.Err }
 
-// ExitCode is 1: the input is damaged.
-func (e *FormatError) ExitCode() int { return 1 }
+// ExitCode is exitcode.Failed: the input is damaged.
+func (e *FormatError) ExitCode() int { return exitcode.Failed }
 
 // A VersionError reports a stream that is not of the expected format or has
 // a major version this package does not read.
@@ -350,8 +352,8 @@ func (e *VersionError) Error() string {
 		e.Name, e.Format, e.Major, e.WantMajor)
 }
 
-// ExitCode is 3: not our format or an unsupported version.
-func (e *VersionError) ExitCode() int { return 3 }
+// ExitCode is exitcode.Format: not our format or an unsupported version.
+func (e *VersionError) ExitCode() int { return exitcode.Format }
 
 // A Reader reads a record stream, which may be several streams concatenated.
 // It is shaped like bufio.Scanner: call Scan until it returns false, then
