@@ -8,6 +8,8 @@
 //	att-stats [--index FILE] [--format csv|code.json|json|pprof|hidden.csv|top]
 //	          [-n N] [-o FILE] [--expect CONTROL.csv]… [--run N | --merge-runs]
 //	          [--jq FILTER] [--csv-only] [--progress] [STREAM…]
+//	att-stats --diff [--index FILE] [--run N | --merge-runs] [--jq FILTER]
+//	          [-o FILE] BEFORE AFTER
 //
 // STREAMs are record streams from att-decode: files, or "-" / none for
 // standard input; concatenated streams are fine, each part keeps the run of
@@ -55,6 +57,16 @@
 // instruction with its text, and -sample_index=exposed|hidden|stall|idle|hits
 // switches the counter; -diff_base=BEFORE.pb.gz compares two captures per
 // kernel and per line.
+//
+// --diff BEFORE AFTER compares two captures, each a stats CSV, a code.json
+// with counters or a record-stream file (folded with --index, --run,
+// --merge-runs and --jq as without --diff): a text report of the PCs whose
+// hits, latency, stall, idle or exposed cycles changed (after - before),
+// largest change first, then the same by source line. PCs are matched by
+// (code object, address) when their instruction texts agree, otherwise
+// (another build, or the kernel loaded as another code object) by source
+// line and instruction text. Exposed cycles need the waves, so they show
+// only when both sides are record streams ("-" otherwise).
 //
 // The unresolved PC (0, 0) has no counters (python-layer §4.1), but
 // upstream's viewer wave files ask for its line number, which gives it a

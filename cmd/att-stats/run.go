@@ -26,6 +26,7 @@ type flags struct {
 	MergeRuns bool     `help:"Fold all runs together."`
 	Jq        string   `help:"Fold only the wave records this jq program accepts." placeholder:"FILTER"`
 	CSVOnly   bool     `name:"csv-only" help:"Count as att_tool.py --formats csv does: the unresolved PC (0, 0) gets no row. By default it gets one, with zero counters, once a wave holds an unresolved instruction, as with upstream's default json,csv (its wave files ask for the line)."`
+	Diff      bool     `help:"Compare two captures, BEFORE AFTER (each a stats CSV, a code.json or a record stream file): print the per-PC and per-source-line changes in hits, latency, stall, idle and exposed cycles (exposed only when both are record streams)."`
 	Progress  bool     `help:"Show progress and a summary on stderr (default: when stderr is a terminal)."`
 	Streams   []string `arg:"" optional:"" help:"Record streams (att-decode output); none or - reads stdin."`
 }
@@ -69,6 +70,9 @@ func stats(env *cli.Env, f *flags) error {
 		if ix, err = wire.ReadIndexFile(f.Index); err != nil {
 			return fmt.Errorf("reading index: %w", err)
 		}
+	}
+	if f.Diff {
+		return diff(env, f, ix, filter)
 	}
 	var prog *progress
 	if cli.ProgressWanted(f.Progress, env.Stderr) {
@@ -116,6 +120,28 @@ func stats(env *cli.Env, f *flags) error {
 		}
 	}
 	return nil
+}
+
+// diff is att-stats --diff BEFORE AFTER.
+func diff(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter) error {
+	if len(f.Streams) != 2 {
+		return cli.Errorf(cli.ExitUsage, "--diff takes two inputs, BEFORE and AFTER (got %d)", len(f.Streams))
+	}
+	if f.Format != "" || len(f.Expect) > 0 {
+		return cli.Errorf(cli.ExitUsage, "--diff prints a text report: it takes neither --format nor --expect")
+	}
+	var sides [2]*diffSide
+	for i, p := range f.Streams {
+		var err error
+		if sides[i], err = readDiffSide(env, f, ix, filter, p); err != nil {
+			return err
+		}
+	}
+	write := func(w io.Writer) error { return writeDiff(w, sides[0], sides[1]) }
+	if f.Output != "" {
+		return cli.WriteFileAtomic(f.Output, write)
+	}
+	return write(env.Stdout)
 }
 
 // needsHidden reports whether a format shows hidden latency.

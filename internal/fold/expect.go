@@ -43,6 +43,11 @@ type Control struct {
 // NewControl returns an empty Control.
 func NewControl() *Control { return &Control{byPC: map[wire.PC]*Entry{}} }
 
+// Entries returns the PCs the control files named, in first-seen order,
+// with their summed counters in the Exp fields. The slice must not be
+// modified.
+func (c *Control) Entries() []*Entry { return c.list }
+
 // Len returns the number of PCs the control files named.
 func (c *Control) Len() int { return len(c.list) }
 
