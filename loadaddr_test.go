@@ -167,7 +167,7 @@ func readRecords(t *testing.T, path string) []wire.Batch {
 	rd := wire.NewReader(f, path)
 	for rd.Scan() {
 		if rd.Kind() == wire.KindBatch {
-			out = append(out, sqttgen.CloneBatch(rd.Batch()))
+			out = append(out, rd.Batch().Clone())
 		}
 	}
 	if err := rd.Err(); err != nil {

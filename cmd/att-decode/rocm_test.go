@@ -93,7 +93,7 @@ func readStream(t *testing.T, data []byte) (wire.Header, []wire.Batch) {
 		case wire.KindHeader:
 			h = *rd.Header()
 		case wire.KindBatch:
-			bs = append(bs, sqttgen.CloneBatch(rd.Batch()))
+			bs = append(bs, rd.Batch().Clone())
 		}
 	}
 	if err := rd.Err(); err != nil {
@@ -250,7 +250,7 @@ func allow016(native []wire.Batch) []wire.Batch {
 		if native[i].Type == wire.TypeMarker {
 			continue
 		}
-		bs = append(bs, sqttgen.CloneBatch(&native[i]))
+		bs = append(bs, native[i].Clone())
 	}
 	bs = sqttgen.Normalize016(bs)
 

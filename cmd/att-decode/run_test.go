@@ -405,7 +405,7 @@ func TestGeneratedTraces(t *testing.T) {
 				}
 				continue
 			}
-			got = append(got, sqttgen.CloneBatch(rd.Batch()))
+			got = append(got, rd.Batch().Clone())
 		}
 		f.Close()
 		if err := rd.Err(); err != nil {

@@ -37,7 +37,7 @@ func checkReference(t *testing.T, dir string, streams []string, ix *wire.Index) 
 				continue
 			}
 			tr := &traces[len(traces)-1]
-			tr.batches = append(tr.batches, cloneBatch(rd.Batch()))
+			tr.batches = append(tr.batches, rd.Batch().Clone())
 		}
 		if rd.Err() != nil {
 			t.Fatal(rd.Err())
@@ -368,22 +368,3 @@ func checkReference(t *testing.T, dir string, streams []string, ix *wire.Index) 
 	}
 }
 
-// cloneBatch deep-copies the slices of a batch the reader will reuse.
-func cloneBatch(b *wire.Batch) wire.Batch {
-	c := *b
-	c.Occupancy = append([]wire.Occupancy(nil), b.Occupancy...)
-	c.PerfEvents = append([]wire.PerfEvent(nil), b.PerfEvents...)
-	c.Events = append([]wire.Event(nil), b.Events...)
-	c.ShaderData = append([]wire.ShaderData(nil), b.ShaderData...)
-	c.Realtime = append([]wire.Realtime(nil), b.Realtime...)
-	c.OtherSIMD = append([]wire.OtherSIMD(nil), b.OtherSIMD...)
-	c.Dispatches = append([]wire.Dispatch(nil), b.Dispatches...)
-	c.Info, c.Markers, c.Raw = nil, nil, wire.Raw{}
-	c.Waves = nil
-	for _, w := range b.Waves {
-		w.Timeline = append([]wire.WaveState(nil), w.Timeline...)
-		w.Instructions = append([]wire.Instruction(nil), w.Instructions...)
-		c.Waves = append(c.Waves, w)
-	}
-	return c
-}

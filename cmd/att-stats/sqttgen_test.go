@@ -74,7 +74,7 @@ func TestGeneratedTraces(t *testing.T) {
 				check("expected", want)
 				var got []wire.Batch
 				err = sqtt.New().Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix),
-					func(b *wire.Batch) error { got = append(got, sqttgen.CloneBatch(b)); return nil })
+					func(b *wire.Batch) error { got = append(got, b.Clone()); return nil })
 				if err != nil {
 					t.Fatalf("native decode: %v", err)
 				}
@@ -112,7 +112,7 @@ func TestGeneratedLateLoad(t *testing.T) {
 					d := sqtt.New()
 					d.Compat016 = compat
 					err := d.Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix),
-						func(b *wire.Batch) error { got = append(got, sqttgen.CloneBatch(b)); return nil })
+						func(b *wire.Batch) error { got = append(got, b.Clone()); return nil })
 					if err != nil {
 						t.Fatalf("native decode (0.1.6 mode %v): %v", compat, err)
 					}

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -212,33 +211,11 @@ func expectRaw(typ wire.RecordType, count int, seed uint64, sz int) wire.Batch {
 	return b
 }
 
-func nilIfEmpty[T any](s []T) []T {
-	if len(s) == 0 {
-		return nil
-	}
-	return slices.Clone(s)
-}
-
-// clone deep-copies a batch, empty slices as nil, so batches compare.
-func clone(b *wire.Batch) wire.Batch {
-	c := wire.Batch{Type: b.Type, GFXIP: b.GFXIP, RTFrequency: b.RTFrequency,
-		Info: nilIfEmpty(b.Info), Occupancy: nilIfEmpty(b.Occupancy), PerfEvents: nilIfEmpty(b.PerfEvents),
-		Events: nilIfEmpty(b.Events), ShaderData: nilIfEmpty(b.ShaderData), Realtime: nilIfEmpty(b.Realtime),
-		OtherSIMD: nilIfEmpty(b.OtherSIMD), Dispatches: nilIfEmpty(b.Dispatches), Markers: nilIfEmpty(b.Markers),
-		Raw: wire.Raw{Count: b.Raw.Count, ElemSize: b.Raw.ElemSize, Data: nilIfEmpty(b.Raw.Data)}}
-	for _, w := range b.Waves {
-		w.Timeline = nilIfEmpty(w.Timeline)
-		w.Instructions = nilIfEmpty(w.Instructions)
-		c.Waves = append(c.Waves, w)
-	}
-	return c
-}
-
 // collector gathers deep copies of the emitted batches.
 type collector struct{ batches []wire.Batch }
 
 func (c *collector) emit(b *wire.Batch) error {
-	c.batches = append(c.batches, clone(b))
+	c.batches = append(c.batches, b.Clone())
 	return nil
 }
 

@@ -165,14 +165,14 @@ func TestCompat016MatchesLibrary(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var want, got []wire.Batch
 			if err := d.Decode(context.Background(), bytes.NewReader(c.data), c.isa, func(b *wire.Batch) error {
-				want = append(want, sqttgen.CloneBatch(b))
+				want = append(want, b.Clone())
 				return nil
 			}); err != nil {
 				t.Fatal(err)
 			}
 			n := &Decoder{Compat016: old, PoolLimit: -1}
 			if err := n.Decode(context.Background(), bytes.NewReader(c.data), c.isa, func(b *wire.Batch) error {
-				got = append(got, sqttgen.CloneBatch(b))
+				got = append(got, b.Clone())
 				return nil
 			}); err != nil {
 				t.Fatal(err)

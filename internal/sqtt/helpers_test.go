@@ -42,30 +42,16 @@ func (t *table) ISA(pc wire.PC) (string, uint64, bool) {
 	return e.text, e.size, ok
 }
 
-// cloneBatch deep-copies the parts of a batch a test looks at.
+// cloneBatch is Batch.Clone without the other-SIMD records, which most
+// tests do not look at.
 func cloneBatch(b *wire.Batch) wire.Batch {
-	c := wire.Batch{Type: b.Type, GFXIP: b.GFXIP, RTFrequency: b.RTFrequency}
-	c.Info = append(c.Info, b.Info...)
-	c.Occupancy = append(c.Occupancy, b.Occupancy...)
-	c.PerfEvents = append(c.PerfEvents, b.PerfEvents...)
-	c.Events = append(c.Events, b.Events...)
-	c.ShaderData = append(c.ShaderData, b.ShaderData...)
-	c.Realtime = append(c.Realtime, b.Realtime...)
-	c.Dispatches = append(c.Dispatches, b.Dispatches...)
-	for _, w := range b.Waves {
-		w.Timeline = append([]wire.WaveState(nil), w.Timeline...)
-		w.Instructions = append([]wire.Instruction(nil), w.Instructions...)
-		c.Waves = append(c.Waves, w)
-	}
+	c := b.Clone()
+	c.OtherSIMD = nil
 	return c
 }
 
-// cloneAll is cloneBatch with the other-SIMD records too.
-func cloneAll(b *wire.Batch) wire.Batch {
-	c := cloneBatch(b)
-	c.OtherSIMD = append(c.OtherSIMD, b.OtherSIMD...)
-	return c
-}
+// cloneAll is Batch.Clone, other-SIMD records included.
+func cloneAll(b *wire.Batch) wire.Batch { return b.Clone() }
 
 // decode runs the native decoder over data and returns copies of every
 // batch.

@@ -36,7 +36,7 @@ func TestDifferentialROCm(t *testing.T) {
 		t.Helper()
 		var got []wire.Batch
 		err := d.Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix), func(b *wire.Batch) error {
-			got = append(got, CloneBatch(b))
+			got = append(got, b.Clone())
 			return nil
 		})
 		if err != nil {
@@ -98,7 +98,7 @@ func TestDifferentialROCm(t *testing.T) {
 		for _, in := range [][]byte{buf.Bytes(), make([]byte, 64), {0x11, 0xa0, 0x0f, 0, 0, 0}} {
 			var got []wire.Batch
 			err := d.Decode(context.Background(), bytes.NewReader(in), isa.NewTable(ix), func(b *wire.Batch) error {
-				got = append(got, CloneBatch(b))
+				got = append(got, b.Clone())
 				return nil
 			})
 			if err == nil || len(got) > 1 || len(got) == 1 && got[0].Type != wire.TypeGFXIP {

@@ -57,27 +57,6 @@ func appendAll[T any](out []any, s []T) []any {
 	return out
 }
 
-// CloneBatch returns a deep copy of b (decoders reuse their batches).
-func CloneBatch(b *wire.Batch) wire.Batch {
-	c := wire.Batch{Type: b.Type, GFXIP: b.GFXIP, RTFrequency: b.RTFrequency}
-	c.Info = append([]wire.Info(nil), b.Info...)
-	c.Occupancy = append([]wire.Occupancy(nil), b.Occupancy...)
-	c.PerfEvents = append([]wire.PerfEvent(nil), b.PerfEvents...)
-	for _, w := range b.Waves {
-		w.Timeline = append([]wire.WaveState(nil), w.Timeline...)
-		w.Instructions = append([]wire.Instruction(nil), w.Instructions...)
-		c.Waves = append(c.Waves, w)
-	}
-	c.Events = append([]wire.Event(nil), b.Events...)
-	c.ShaderData = append([]wire.ShaderData(nil), b.ShaderData...)
-	c.Realtime = append([]wire.Realtime(nil), b.Realtime...)
-	c.OtherSIMD = append([]wire.OtherSIMD(nil), b.OtherSIMD...)
-	c.Dispatches = append([]wire.Dispatch(nil), b.Dispatches...)
-	c.Markers = append([]wire.Marker(nil), b.Markers...)
-	c.Raw = wire.Raw{Count: b.Raw.Count, ElemSize: b.Raw.ElemSize, Data: append([]byte(nil), b.Raw.Data...)}
-	return c
-}
-
 // Diff compares two record sequences batch by batch and record by record,
 // and describes the first difference ("" when they are equal). For waves it
 // names the first differing field, instruction or timeline entry.

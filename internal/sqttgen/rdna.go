@@ -93,7 +93,7 @@ func GenerateRDNA(cfg Config, r RDNA) ([]byte, []wire.Batch, error) {
 	var want []wire.Batch
 	user := cfg.Emit
 	cfg.Emit = func(b *wire.Batch) error {
-		want = append(want, CloneBatch(b))
+		want = append(want, b.Clone())
 		if user != nil {
 			return user(b)
 		}

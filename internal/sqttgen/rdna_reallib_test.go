@@ -89,7 +89,7 @@ func TestRealLibraryRDNA(t *testing.T) {
 			}
 			var got []wire.Batch
 			err = d.Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(c.ix), func(b *wire.Batch) error {
-				got = append(got, CloneBatch(b))
+				got = append(got, b.Clone())
 				return nil
 			})
 			if err != nil {

@@ -28,7 +28,7 @@ func rdVectorIndex(texts ...string) *wire.Index {
 func rdVector(t *testing.T, gen int, version uint8, ix *wire.Index, compat bool) (*renc, *bytes.Buffer, *[]wire.Batch) {
 	t.Helper()
 	var got []wire.Batch
-	m := newRModel(gen, func(b *wire.Batch) { got = append(got, CloneBatch(b)) })
+	m := newRModel(gen, func(b *wire.Batch) { got = append(got, b.Clone()) })
 	m.isa = isa.NewTable(ix).ISA
 	m.checkWalk = true
 	m.compat016 = compat

@@ -62,7 +62,7 @@ func decodeNative(t testing.TB, trace []byte, ix *wire.Index) ([]wire.Batch, err
 	var got []wire.Batch
 	err := sqtt.New().Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix),
 		func(b *wire.Batch) error {
-			got = append(got, CloneBatch(b))
+			got = append(got, b.Clone())
 			return nil
 		})
 	return got, err

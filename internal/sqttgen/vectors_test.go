@@ -118,7 +118,7 @@ func b1Want(pc func(uint64) wire.PC) []wire.Batch {
 // its records go to.
 func collect(ix *wire.Index) (*model, *[]wire.Batch) {
 	var got []wire.Batch
-	m := newModel(func(b *wire.Batch) { got = append(got, CloneBatch(b)) })
+	m := newModel(func(b *wire.Batch) { got = append(got, b.Clone()) })
 	m.isa = isa.NewTable(ix).ISA
 	return m, &got
 }

@@ -14,7 +14,7 @@ import (
 // withoutLostMembers is b as its JSON projection keeps it: size and
 // reserved members zero.
 func withoutLostMembers(b Batch) Batch {
-	b = cloneBatch(&b)
+	b = b.Clone()
 	for i := range b.Occupancy {
 		b.Occupancy[i].Reserved, b.Occupancy[i].ReservedBits = 0, 0
 	}

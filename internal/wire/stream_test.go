@@ -74,28 +74,6 @@ func encodeStream(t testing.TB, h Header, batches []Batch) []byte {
 	return buf.Bytes()
 }
 
-// cloneBatch deep-copies the parts of a reused Batch that matter.
-func cloneBatch(b *Batch) Batch {
-	c := *b
-	c.Info = append([]Info(nil), b.Info...)
-	c.Occupancy = append([]Occupancy(nil), b.Occupancy...)
-	c.PerfEvents = append([]PerfEvent(nil), b.PerfEvents...)
-	c.Events = append([]Event(nil), b.Events...)
-	c.ShaderData = append([]ShaderData(nil), b.ShaderData...)
-	c.Realtime = append([]Realtime(nil), b.Realtime...)
-	c.OtherSIMD = append([]OtherSIMD(nil), b.OtherSIMD...)
-	c.Dispatches = append([]Dispatch(nil), b.Dispatches...)
-	c.Markers = append([]Marker(nil), b.Markers...)
-	c.Raw.Data = append([]byte(nil), b.Raw.Data...)
-	c.Waves = nil
-	for _, w := range b.Waves {
-		w.Timeline = append([]WaveState(nil), w.Timeline...)
-		w.Instructions = append([]Instruction(nil), w.Instructions...)
-		c.Waves = append(c.Waves, w)
-	}
-	return c
-}
-
 // normalise makes nil and empty slices compare equal.
 func normalise(b Batch) Batch {
 	v := reflect.ValueOf(&b).Elem()
@@ -133,7 +111,7 @@ func readAll(t testing.TB, data []byte) ([]part, error) {
 			parts = append(parts, part{h: *rd.Header()})
 		case KindBatch:
 			p := &parts[len(parts)-1]
-			p.batches = append(p.batches, cloneBatch(rd.Batch()))
+			p.batches = append(p.batches, rd.Batch().Clone())
 		}
 	}
 	return parts, rd.Err()
@@ -466,4 +444,52 @@ func FuzzReadIndex(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestBatchClone: a clone equals its batch (empty slices as nil) and
+// shares no memory with it: overwriting every element of the batch leaves
+// the clone as it was.
+func TestBatchClone(t *testing.T) {
+	fresh := sampleBatches() // independent of bs: the same values, no memory shared
+	for i, b := range sampleBatches() {
+		c := b.Clone()
+		if !reflect.DeepEqual(normalise(b), normalise(c)) {
+			t.Errorf("%v: clone differs:\n%+v\n%+v", b.Type, b, c)
+		}
+		scribble(reflect.ValueOf(&b).Elem())
+		if reflect.DeepEqual(normalise(b), normalise(fresh[i])) && b.Len() > 0 && b.Type != TypeGFXIP {
+			t.Fatalf("%v: scribble changed nothing", b.Type)
+		}
+		if !reflect.DeepEqual(c, fresh[i].Clone()) {
+			t.Errorf("%v: overwriting the batch changed its clone", b.Type)
+		}
+	}
+	empty := Batch{Type: TypeWave, Waves: []Wave{{Timeline: []WaveState{}}}, Info: []Info{}}
+	if c := empty.Clone(); c.Info != nil || c.Waves[0].Timeline != nil {
+		t.Errorf("empty slices not nil in the clone: %+v", c)
+	}
+}
+
+// scribble overwrites every element of every slice reachable from v.
+func scribble(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Field(i).CanSet() {
+				scribble(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			scribble(v.Index(i))
+		}
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(^v.Uint())
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
+		v.SetInt(^v.Int())
+	case reflect.String:
+		v.SetString(v.String() + "x")
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	}
 }

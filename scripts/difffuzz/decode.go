@@ -33,7 +33,7 @@ type outcome struct {
 }
 
 func (o *outcome) collect(b *wire.Batch) error {
-	o.batches = append(o.batches, sqttgen.CloneBatch(b))
+	o.batches = append(o.batches, b.Clone())
 	return nil
 }
 

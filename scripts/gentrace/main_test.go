@@ -40,7 +40,7 @@ func TestRun(t *testing.T) {
 	rd := wire.NewReader(f, rec)
 	for rd.Scan() {
 		if rd.Kind() == wire.KindBatch {
-			want = append(want, sqttgen.CloneBatch(rd.Batch()))
+			want = append(want, rd.Batch().Clone())
 		}
 	}
 	if err := rd.Err(); err != nil {
@@ -52,7 +52,7 @@ func TestRun(t *testing.T) {
 	}
 	var got []wire.Batch
 	err = sqtt.New().Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix), func(b *wire.Batch) error {
-		got = append(got, sqttgen.CloneBatch(b))
+		got = append(got, b.Clone())
 		return nil
 	})
 	if err != nil {

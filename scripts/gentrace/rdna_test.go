@@ -47,7 +47,7 @@ func TestRunRDNA(t *testing.T) {
 						t.Errorf("record stream header GFXIP %d, want %d", g, c.gfxip)
 					}
 				case wire.KindBatch:
-					want = append(want, sqttgen.CloneBatch(rd.Batch()))
+					want = append(want, rd.Batch().Clone())
 				}
 			}
 			if err := rd.Err(); err != nil {
@@ -62,7 +62,7 @@ func TestRunRDNA(t *testing.T) {
 			}
 			var got []wire.Batch
 			err = sqtt.New().Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix), func(b *wire.Batch) error {
-				got = append(got, sqttgen.CloneBatch(b))
+				got = append(got, b.Clone())
 				return nil
 			})
 			if err != nil {
