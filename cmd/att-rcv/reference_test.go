@@ -367,4 +367,3 @@ func checkReference(t *testing.T, dir string, streams []string, ix *wire.Index) 
 		t.Errorf("reference: the run has no waves or no occupancy")
 	}
 }
-
