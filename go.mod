@@ -7,6 +7,7 @@ require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/itchyny/gojq v0.12.20
 	github.com/vmihailenco/msgpack/v5 v5.4.1
+	golang.org/x/sys v0.41.0
 )
 
 require (
