@@ -20,7 +20,7 @@ import (
 // the generator intended, and att-tool --code-object does the whole job in
 // one command, as att-stats on the intended records does.
 func TestCaptureWithoutLoadRecords(t *testing.T) {
-	needTools(t, "llvm-objdump-19", "bash")
+	needTools(t, "llvm-objdump-19")
 	const load = 0x7f3a00001000
 	tmp := t.TempDir()
 	capture := filepath.Join(tmp, "capture")
@@ -97,10 +97,10 @@ func TestCaptureWithoutLoadRecords(t *testing.T) {
 
 	// One command: att-tool with the load address.
 	out := filepath.Join(tmp, "out", "ui")
-	stdout, stderr, code := attTool(t, nil, "--backend", "native", "-d", out,
+	stdout, stderr1, code := attTool(t, nil, "--backend", "native", "-d", out,
 		"--code-object", fmt.Sprintf("0=%s@%#x", obj, load), capture)
 	if code != 0 || stdout != out+"\n" {
-		t.Fatalf("att-tool --code-object: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+		t.Fatalf("att-tool --code-object: exit %d, stdout %q, stderr %s", code, stdout, stderr1)
 	}
 	tool(t, "att-rcv", "--check", "-d", out)
 	want := filepath.Join(tmp, "want.csv")
@@ -122,10 +122,19 @@ func TestCaptureWithoutLoadRecords(t *testing.T) {
 	}
 
 	// Without the load address, the object's ELF vaddrs match no PC: the
-	// decoder can place no instruction, nothing is counted.
-	_, stderr, code = attTool(t, nil, "--backend", "native", "-d", filepath.Join(tmp, "out2", "ui"), capture)
+	// decoder can place no instruction, nothing is counted, and att-tool
+	// says why and what to give.
+	_, stderr, code := attTool(t, nil, "--backend", "native", "-d", filepath.Join(tmp, "out2", "ui"), capture)
 	if code != 0 {
 		t.Fatalf("att-tool without --code-object: exit %d, stderr %q", code, stderr)
+	}
+	if want := "att-tool: warning: no executed instruction is in the code objects' index, so every counter is zero (" +
+		filepath.Join(tmp, "out2", "ui") + "): a capture without code-object load records"; !strings.HasPrefix(stderr, want) ||
+		!strings.Contains(stderr, "--code-object ID=PATH@ADDR") || strings.Count(stderr, "warning") != 1 {
+		t.Errorf("without --code-object: stderr %q, want one warning starting %q and naming --code-object ID=PATH@ADDR", stderr, want)
+	}
+	if strings.Contains(stderr1, "warning") {
+		t.Errorf("with --code-object: a warning: %s", stderr1)
 	}
 	if n := hits(t, readLines(t, filepath.Join(tmp, "out2", "stats_ui.csv"))); n != 0 {
 		t.Errorf("without --code-object, %d instructions of the ELF-vaddr index count", n)

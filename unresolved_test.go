@@ -12,14 +12,13 @@ import (
 
 // TestAttToolUnresolvedRow runs att-tool on a generated capture of the
 // sample's code object announced after the first waves started, decoded
-// as AMD's 0.1.6 library decodes it (att-decode --compat 0.1.6, through a
-// wrapper): the waves that ended before the load keep unresolved PCs.
+// as AMD's 0.1.6 library decodes it (att-tool --compat 0.1.6): the waves that ended before the load keep unresolved PCs.
 // As upstream (python-layer §4.3, §4.4 note, §5.6), the default run
 // (json,csv) ends its stats CSV with the row "0,0,,0,0,0,0," and gives
 // (0, 0) a code.json row; --formats csv writes neither, and otherwise the
 // same CSV.
 func TestAttToolUnresolvedRow(t *testing.T) {
-	needTools(t, "llvm-objdump-19", "bash")
+	needTools(t, "llvm-objdump-19")
 	tmp := t.TempDir()
 	idx := filepath.Join(tmp, "idx")
 	run(t, "", filepath.Join(binDir, "co-index"), "-o", idx, "testdata/sample/31337_1_code_object_id_1.hsaco")
@@ -39,19 +38,11 @@ func TestAttToolUnresolvedRow(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(capDir, "5_1_shader_engine_0_1.att"), trace, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wrap := filepath.Join(tmp, "wrapbin")
-	os.Mkdir(wrap, 0o755)
-	for _, tool := range []string{"co-index", "att-rcv", "att-stats", "att-name"} {
-		os.Symlink(filepath.Join(binDir, tool), filepath.Join(wrap, tool))
-	}
-	script := "#!/usr/bin/env bash\nexec \"" + filepath.Join(binDir, "att-decode") + "\" --compat 0.1.6 \"$@\"\n"
-	os.WriteFile(filepath.Join(wrap, "att-decode"), []byte(script), 0o755)
-
 	outputs := func(formats string) (csv string, code *wire.Index) {
 		t.Helper()
 		out := filepath.Join(tmp, "out-"+strings.ReplaceAll(formats, ",", "-"), "ui")
-		stdout, stderr, rc := attTool(t, []string{"ATTKIT_BIN=" + wrap, "ATT_SUPPRESS_WARNING=1"},
-			"-d", out, "--formats", formats, "--backend", "native", capDir)
+		stdout, stderr, rc := attTool(t, []string{"ATT_SUPPRESS_WARNING=1"},
+			"-d", out, "--formats", formats, "--backend", "native", "--compat", "0.1.6", capDir)
 		if rc != 0 || stdout != out+"\n" {
 			t.Fatalf("--formats %s: exit %d, stdout %q: %s", formats, rc, stdout, stderr)
 		}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/attkit/attkit/internal/cli"
@@ -102,9 +101,9 @@ func inputsOf(f *flags) ([]codeobj.Input, error) {
 		inputs = append(inputs, in...)
 	}
 	for _, arg := range f.CodeObject {
-		in, err := parseCodeObject(arg)
+		in, err := codeobj.ParseInputArg(arg)
 		if err != nil {
-			return nil, err
+			return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
 		}
 		inputs = append(inputs, in)
 	}
@@ -138,28 +137,6 @@ func readStdin(env *cli.Env, inputs []codeobj.Input) error {
 		inputs[i].Path, inputs[i].Data = "<stdin>", data
 	}
 	return nil
-}
-
-// parseCodeObject reads a --code-object argument, ID=PATH or ID=PATH@ADDR:
-// a decimal id, and a load address in Go's integer syntax (0x… hex, or
-// decimal). The text after PATH's last '@' is the address only if it is a
-// number, so "k@v2.hsaco" is a path.
-func parseCodeObject(arg string) (codeobj.Input, error) {
-	id, path, ok := strings.Cut(arg, "=")
-	n, err := strconv.ParseUint(strings.TrimSpace(id), 10, 64)
-	if !ok || err != nil || path == "" {
-		return codeobj.Input{}, cli.Errorf(cli.ExitUsage, "--code-object %q: want ID=PATH or ID=PATH@ADDR with a decimal id", arg)
-	}
-	in := codeobj.Input{ID: n, Path: path}
-	if at := strings.LastIndexByte(path, '@'); at >= 0 {
-		if addr, err := strconv.ParseUint(path[at+1:], 0, 64); err == nil {
-			if at == 0 {
-				return codeobj.Input{}, cli.Errorf(cli.ExitUsage, "--code-object %q: no PATH before @ADDR", arg)
-			}
-			in.Path, in.Load, in.Placed = path[:at], addr, true
-		}
-	}
-	return in, nil
 }
 
 // expandDirs replaces each directory argument by the code objects in it

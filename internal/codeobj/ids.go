@@ -143,3 +143,25 @@ func (e *PlacementError) Error() string { return e.Msg }
 
 // ExitCode implements exitcode.Coder.
 func (e *PlacementError) ExitCode() int { return exitcode.Usage }
+
+// ParseInputArg reads a --code-object argument, ID=PATH or ID=PATH@ADDR:
+// a decimal id, and a load address in Go's integer syntax (0x… hex, or
+// decimal). The text after PATH's last '@' is the address only if it is a
+// number, so "k@v2.hsaco" is a path.
+func ParseInputArg(arg string) (Input, error) {
+	id, path, ok := strings.Cut(arg, "=")
+	n, err := strconv.ParseUint(strings.TrimSpace(id), 10, 64)
+	if !ok || err != nil || path == "" {
+		return Input{}, fmt.Errorf("--code-object %q: want ID=PATH or ID=PATH@ADDR with a decimal id", arg)
+	}
+	in := Input{ID: n, Path: path}
+	if at := strings.LastIndexByte(path, '@'); at >= 0 {
+		if addr, err := strconv.ParseUint(path[at+1:], 0, 64); err == nil {
+			if at == 0 {
+				return Input{}, fmt.Errorf("--code-object %q: no PATH before @ADDR", arg)
+			}
+			in.Path, in.Load, in.Placed = path[:at], addr, true
+		}
+	}
+	return in, nil
+}

@@ -1,4 +1,4 @@
-// Command bench-pipeline measures scripts/att-tool on a generated capture of
+// Command bench-pipeline measures att-tool on a generated capture of
 // several shader engines against the sum of its steps run one after another,
 // and the peak memory of the largest process.
 //
@@ -155,7 +155,7 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 		// (2) att-tool.
 		tout := filepath.Join(work, "tool")
 		os.RemoveAll(tout)
-		res, err = runCmd(root, []string{"ATTKIT_BIN=" + bin}, filepath.Join(root, "scripts/att-tool"),
+		res, err = runCmd(root, nil, filepath.Join(bin, "att-tool"),
 			"-d", tout, "-j", fmt.Sprint(jobs), "--backend", "native", capDir)
 		if err != nil {
 			return err
@@ -177,7 +177,7 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 		fmt.Printf("%s %v", n, (steps[n] / time.Duration(runs)).Round(time.Millisecond))
 	}
 	fmt.Printf(")\natt-tool -j %d: %v\nspeed-up: %.2fx (goal 1.8x on 2 cores)\n", jobs, tool.Round(time.Millisecond), float64(seq)/float64(tool))
-	fmt.Printf("peak RSS of the largest process: steps %.1f MiB, att-tool %.1f MiB\n", float64(seqPeak)/1024, float64(toolPeak)/1024)
+	fmt.Printf("peak RSS of the largest process: steps %.1f MiB, att-tool (one process) %.1f MiB\n", float64(seqPeak)/1024, float64(toolPeak)/1024)
 	fmt.Printf("throughput: %.1f MB/s of trace through att-tool\n", float64(total)/1e6/tool.Seconds())
 	return nil
 }

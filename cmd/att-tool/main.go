@@ -1,0 +1,62 @@
+// Command att-tool is the one-command pipeline, attkit's counterpart of
+// upstream's att_tool.py (python-layer.md §6.4): it takes the folder
+// rocprofv3 wrote (or any mix of .att traces, code objects and a code.json)
+// and writes one ROCprof Compute Viewer folder per run,
+// ui_output_<name><run>, with stats_ui_output_<name><run>.csv beside it.
+//
+// Usage:
+//
+//	att-tool [-d DIR] [--lib LIB] [--formats json,csv] [--base-name NAME]
+//	         [--no-decode-markers] [--backend auto|native|rocm] [-j N]
+//	         [--code-object ID=PATH@ADDR]… [--group PID_AGENT] [--force]
+//	         [--progress] FILE…
+//
+// It does in one process what co-index, att-decode, att-rcv and att-stats
+// do: it indexes the code objects, decodes the shader engines of all runs
+// in parallel (-j, default the number of cores), and writes each run's
+// folder and stats CSV (runs in parallel too).
+//
+// Directories are searched recursively (rocprofv3 writes
+// <out>/<hostname>/<pid>_<agent>_…), skipping hidden entries and earlier
+// ui_output_* folders. Traces and code objects are grouped by the
+// <pid>_<agent> prefix of their names; code objects without one belong to
+// every group. Several groups give one output per group (folders named
+// ui_output_<name>_<pid>_<agent>_<run>), and --group PID_AGENT processes
+// one.
+//
+// With -d DIR and a single run, DIR is the viewer folder and the stats CSV
+// goes beside it; when DIR holds other files (it is not an earlier viewer
+// folder), the folder is made inside DIR instead. With several runs, the
+// folders and CSVs go into DIR; without -d, beside the traces.
+//
+// No result is lost or mixed: everything is written under temporary names
+// and renamed into place when the whole run succeeded, all outputs
+// together. An output that holds an earlier result is refused, or with
+// --force replaced as a whole (folder and stats CSV together). Two runs
+// into one place commit one after the other (a lock on the parent
+// directory): the later one refuses, or with --force replaces the earlier
+// one's result whole. On SIGINT or SIGTERM the work stops, the
+// temporaries are removed, what was there before stays, and att-tool
+// exits 130 or 143.
+//
+// --code-object is for captures without code-object load records
+// (runtimes other than rocprofv3): their PCs are absolute, so the code
+// object is indexed at its load address (co-index --code-object); give
+// such objects id 0. A copy of PATH found among the FILEs is not indexed
+// again. When no executed instruction is in the index at all, att-tool
+// warns and suggests it.
+//
+// Decoder warnings go to stderr as "Warning: <trace>: <text>" unless
+// ATT_SUPPRESS_WARNING is set. Progress (per trace, bytes and waves) goes
+// to stderr when it is a terminal or with --progress. The folders are
+// printed on stdout, one a line, when all are in place.
+//
+// Exit status: 0 ok; 1 failure (missing input, bad trace data, an output
+// that exists without --force); 2 usage (bad flags, ambiguous or duplicate
+// code object ids); 3 not a trace or an unsupported architecture; 4 the
+// ROCm library is missing with --backend rocm; 130/143 interrupted.
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

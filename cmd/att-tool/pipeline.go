@@ -1,0 +1,705 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/attkit/attkit/internal/backend"
+	"github.com/attkit/attkit/internal/cdec"
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/codeobj"
+	"github.com/attkit/attkit/internal/fold"
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/publish"
+	"github.com/attkit/attkit/internal/rcv"
+	"github.com/attkit/attkit/internal/snapshot"
+	"github.com/attkit/attkit/internal/sqtt"
+	"github.com/attkit/attkit/internal/tracename"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// code is the code metadata of a group: the index and where the viewer
+// folder's source snapshots come from.
+type code struct {
+	ix       *wire.Index
+	prov     isa.Provider
+	fromJSON string // the code.json the index came from ("" when built)
+}
+
+// An output is one viewer folder (and stats CSV) to write: one run of one
+// group.
+type output struct {
+	g       *group
+	run     int
+	code    *code
+	dir     string // target folder
+	csv     string // target stats CSV ("" without csv)
+	tmpDir  string
+	tmpCSV  string
+	traces  []int // indexes into pipeline.tasks, in discovery order
+	noMatch bool  // waves ran, but no instruction is in the index
+}
+
+// A task is one trace to decode into a record file.
+type task struct {
+	t    tracename.Trace
+	code *code
+	rec  string
+}
+
+type pipeline struct {
+	env    *cli.Env
+	f      *flags
+	json   bool
+	csv    bool
+	set    *publish.Set
+	tasks  []task
+	outs   []*output
+	made   []string // directories made for the outputs, removed on failure if empty
+	prog   *progress
+	newDec func() (backend.Decoder, func(), error)
+	quiet  bool
+	warnMu sync.Mutex
+}
+
+func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
+	wantJSON, wantCSV, err := parseFormats(f.Formats)
+	if err != nil {
+		return err
+	}
+	fd, err := discover(f)
+	if err != nil {
+		return err
+	}
+	p := &pipeline{env: env, f: f, json: wantJSON, csv: wantCSV, set: publish.NewSet(f.Force),
+		quiet: os.Getenv("ATT_SUPPRESS_WARNING") != ""}
+	defer func() {
+		if err != nil {
+			p.set.Abort()
+			for i := len(p.made) - 1; i >= 0; i-- {
+				os.Remove(p.made[i]) // only if empty: another run may use it
+			}
+		}
+	}()
+	if len(fd.traces) == 0 {
+		return p.codeOnly(ctx, fd)
+	}
+	groups, err := groupInputs(fd, f.Group)
+	if err != nil {
+		return err
+	}
+	if len(groups) > 1 {
+		var labels []string
+		for _, g := range groups {
+			labels = append(labels, g.label())
+		}
+		env.Warnf("the inputs hold the traces of %d processes or agents: %s; writing one output per group (--group %s picks one)",
+			len(groups), strings.Join(labels, ", "), groups[0].key)
+	}
+	if err := p.plan(ctx, fd, groups); err != nil {
+		return err
+	}
+	if err := p.set.Check(); err != nil {
+		return err
+	}
+	if p.newDec, err = decoders(env, f); err != nil {
+		return err
+	}
+	if cli.ProgressWanted(f.Progress, env.Stderr) {
+		p.prog = newProgress(env, len(p.tasks))
+		defer p.prog.stop()
+	}
+	recs, err := os.MkdirTemp("", "att-tool-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(recs)
+	for i := range p.tasks {
+		p.tasks[i].rec = filepath.Join(recs, strconv.Itoa(i)+".rec")
+	}
+	if err := each(ctx, f.Jobs, len(p.tasks), func(ctx context.Context, i int) error {
+		return p.decode(ctx, &p.tasks[i])
+	}); err != nil {
+		return err
+	}
+	if p.prog != nil {
+		p.prog.stop()
+	}
+	if err := each(ctx, f.Jobs, len(p.outs), func(ctx context.Context, i int) error {
+		return p.write(ctx, p.outs[i])
+	}); err != nil {
+		return err
+	}
+	p.warnNoMatch()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := p.set.Commit(); err != nil {
+		return err
+	}
+	for _, o := range p.outs {
+		fmt.Fprintln(env.Stdout, o.dir)
+	}
+	for _, o := range p.outs {
+		if o.csv != "" {
+			fmt.Fprintf(env.Stderr, "%s: stats CSV: %s\n", env.Name, o.csv)
+		}
+	}
+	return nil
+}
+
+// baseName is --base-name, else the name of the base input's folder, else
+// "att" (python-layer §6.4).
+func baseName(f *flags, base string) string {
+	if f.BaseName != "" {
+		return f.BaseName
+	}
+	if n := filepath.Base(filepath.Dir(base)); n != "" && n != "/" && n != "." {
+		return n
+	}
+	return "att"
+}
+
+// plan indexes each group's code, names the outputs and creates their
+// temporaries.
+func (p *pipeline) plan(ctx context.Context, fd *found, groups []*group) error {
+	// Groups with the same code objects share one index.
+	built := map[string]*code{}
+	for _, g := range groups {
+		key := strings.Join(g.objects, "\x00")
+		c := built[key]
+		if c == nil {
+			var err error
+			if c, err = p.index(ctx, g.objects, fd); err != nil {
+				if len(groups) > 1 {
+					return fmt.Errorf("group %s: %w", g.label(), err)
+				}
+				return err
+			}
+			built[key] = c
+		}
+		runs := map[int][]tracename.Trace{}
+		for _, t := range g.traces {
+			runs[t.Run] = append(runs[t.Run], t)
+		}
+		name := baseName(p.f, g.traces[0].Path)
+		if len(groups) > 1 {
+			name += "_" + g.key + "_"
+		}
+		for _, r := range slices.Sorted(mapsKeys(runs)) {
+			o := &output{g: g, run: r, code: c}
+			o.dir = filepath.Join(filepath.Dir(g.traces[0].Path), "ui_output_"+name+strconv.Itoa(r))
+			for _, t := range runs[r] {
+				o.traces = append(o.traces, len(p.tasks))
+				p.tasks = append(p.tasks, task{t: t, code: c})
+			}
+			p.outs = append(p.outs, o)
+		}
+	}
+	if c := p.outs[0].code; c.ix == nil {
+		p.env.Warnf("no code objects or code.json among the inputs: instructions get no PCs and no ISA text")
+	}
+	if d := p.f.Dir; d != "" {
+		dir, err := filepath.Abs(expandHome(d))
+		if err != nil {
+			return err
+		}
+		if len(p.outs) == 1 && !occupiedByOthers(dir) {
+			p.outs[0].dir = dir
+		} else {
+			if len(p.outs) == 1 {
+				p.env.Warnf("%s holds other files: writing the run's folder inside it", d)
+			}
+			for _, o := range p.outs {
+				o.dir = filepath.Join(dir, filepath.Base(o.dir))
+			}
+		}
+	}
+	for _, o := range p.outs {
+		parent := filepath.Dir(o.dir)
+		if err := p.mkdirAll(parent); err != nil {
+			return err
+		}
+		var err error
+		if o.tmpDir, err = p.set.Dir(o.dir); err != nil {
+			return err
+		}
+		if p.csv {
+			o.csv = filepath.Join(parent, "stats_"+filepath.Base(o.dir)+".csv")
+			if o.tmpCSV, err = p.set.File(o.csv); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func mapsKeys(m map[int][]tracename.Trace) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return home + p[1:]
+		}
+	}
+	return p
+}
+
+// occupiedByOthers reports whether dir holds files and is not a viewer
+// folder (every att-tool output holds a code.json): a single run is then
+// written into a folder inside it rather than among its files.
+func occupiedByOthers(dir string) bool {
+	if !publish.Occupied(dir) {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(dir, "code.json"))
+	return err != nil || !st.Mode().IsRegular()
+}
+
+// mkdirAll creates dir and its missing parents, remembering them.
+func (p *pipeline) mkdirAll(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o777); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("creating %s: %w", missing[i], err)
+		}
+		p.made = append(p.made, missing[i])
+	}
+	return nil
+}
+
+// index builds the index of a group's code objects (and the --code-object
+// ones), or reads the code.json when there are none.
+func (p *pipeline) index(ctx context.Context, objects []string, fd *found) (*code, error) {
+	if len(objects) == 0 && len(fd.placed) == 0 {
+		if fd.codeJSON == "" {
+			return &code{}, nil
+		}
+		ix, err := wire.ReadIndexFile(fd.codeJSON)
+		if err != nil {
+			return nil, err
+		}
+		return &code{ix: ix, prov: isa.NewTable(ix), fromJSON: fd.codeJSON}, nil
+	}
+	var inputs []codeobj.Input
+	if len(objects) > 0 {
+		in, err := codeobj.InferIDs(objects)
+		if err != nil {
+			return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+		}
+		inputs = in
+	}
+	inputs = append(inputs, fd.placed...)
+	if err := codeobj.CheckIDs(inputs); err != nil {
+		return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+	}
+	inputs, err := codeobj.Normalize(inputs)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := codeobj.Build(ctx, inputs, codeobj.Options{
+		Objdump:  &codeobj.Objdump{},
+		Producer: "att-tool " + cli.Version(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &code{ix: ix, prov: isa.NewTable(ix)}, nil
+}
+
+// codeOnly writes code.json and the source snapshots when no trace was
+// given (python-layer §6.4).
+func (p *pipeline) codeOnly(ctx context.Context, fd *found) error {
+	var objects []string
+	objects = append(objects, fd.objects...)
+	c, err := p.index(ctx, objects, fd)
+	if err != nil {
+		return err
+	}
+	if len(objects) == 0 && len(fd.placed) == 0 && p.f.Dir == "" {
+		fmt.Fprintln(p.env.Stdout, filepath.Dir(fd.codeJSON))
+		return nil
+	}
+	var dir string
+	switch {
+	case p.f.Dir != "":
+		if dir, err = filepath.Abs(expandHome(p.f.Dir)); err != nil {
+			return err
+		}
+	case len(objects) > 0:
+		dir = filepath.Dir(objects[0])
+	case len(fd.placed) > 0:
+		dir = filepath.Dir(fd.placed[0].Path)
+	default:
+		dir = filepath.Dir(fd.codeJSON)
+	}
+	// The files are made in a staging folder, then each is put in place.
+	if err := p.mkdirAll(dir); err != nil {
+		return err
+	}
+	stage, err := os.MkdirTemp(dir, ".att-tool.tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	if err := os.WriteFile(filepath.Join(stage, "code.json"), c.ix.CodeJSON(), 0o666); err != nil {
+		return err
+	}
+	if c.fromJSON == "" {
+		if _, err := snapshot.Write(stage, c.ix); err != nil {
+			return fmt.Errorf("writing source snapshots: %w", err)
+		}
+	}
+	ents, err := os.ReadDir(stage)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		tmp, err := p.set.File(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(stage, e.Name()), tmp); err != nil {
+			return err
+		}
+	}
+	if err := p.set.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintln(p.env.Stdout, dir)
+	return nil
+}
+
+// decoders returns the function that makes one decoder per trace. The
+// backend is chosen once: a missing library is reported once.
+func decoders(env *cli.Env, f *flags) (func() (backend.Decoder, func(), error), error) {
+	native := func() (backend.Decoder, func(), error) {
+		d := sqtt.New()
+		if f.Compat == "0.1.6" {
+			d.Compat016, d.PoolLimit = true, -1
+		}
+		return d, func() {}, nil
+	}
+	if f.Backend == "native" {
+		return native, nil
+	}
+	d, err := cdec.Load(f.Lib)
+	if err != nil {
+		if f.Backend == "rocm" {
+			return nil, err
+		}
+		if f.Lib != "" {
+			env.Warnf("%v; using the native decoder", err)
+		}
+		return native, nil
+	}
+	d.Close()
+	return func() (backend.Decoder, func(), error) {
+		d, err := cdec.Load(f.Lib)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, func() { d.Close() }, nil
+	}, nil
+}
+
+// each runs fn(0…n-1) on at most jobs goroutines. The first error cancels
+// the others and is the one returned: one message per problem.
+func each(ctx context.Context, jobs, n int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+		next  = make(chan int)
+	)
+	for range min(jobs, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(ctx, i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+						cancel()
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// decode decodes one trace into its record file.
+func (p *pipeline) decode(ctx context.Context, tk *task) (err error) {
+	in, err := os.Open(tk.t.Path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	// Cancellation closes the input, which also ends a read that waits on
+	// a pipe.
+	stop := context.AfterFunc(ctx, func() { in.Close() })
+	defer stop()
+	dec, release, err := p.newDec()
+	if err != nil {
+		return err
+	}
+	defer release()
+	out, err := os.Create(tk.rec)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	var r io.Reader = in
+	var counter *counting
+	if p.prog != nil {
+		counter = &counting{File: in, prog: p.prog}
+		r = counter
+	}
+	w := wire.NewWriter(out)
+	hdr := wire.Header{
+		Producer:       "att-tool " + cli.Version(),
+		Backend:        dec.Name(),
+		BackendVersion: dec.Version(),
+		Trace:          wire.Trace{Path: tk.t.Path, SE: tk.t.SE, Run: tk.t.Run},
+	}
+	started := false
+	var waves int64
+	emit := func(b *wire.Batch) error {
+		if b.Type == wire.TypeGFXIP && hdr.Trace.GFXIP == 0 {
+			hdr.Trace.GFXIP = int(b.GFXIP)
+		}
+		if !started {
+			started = true
+			if err := w.WriteHeader(&hdr); err != nil {
+				return err
+			}
+		}
+		if b.Type == wire.TypeInfo && !p.quiet {
+			for _, v := range b.Info {
+				p.warn("Warning: %s: %s", tk.t.Path, v.Text())
+			}
+		}
+		if b.Type == wire.TypeWave {
+			waves += int64(len(b.Waves))
+			if p.prog != nil {
+				p.prog.waves.Add(int64(len(b.Waves)))
+			}
+		}
+		return w.WriteBatch(b)
+	}
+	if err := dec.Decode(ctx, r, tk.code.prov, emit); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var ae *sqtt.ArchError
+		if errors.As(err, &ae) {
+			return cli.Errorf(cli.ExitFormat, "%s: %v", tk.t.Path, err)
+		}
+		return &prefixed{prefix: tk.t.Path, err: err}
+	}
+	if !started {
+		if !p.quiet {
+			p.warn("Warning: %s: empty trace, no records", tk.t.Path)
+		}
+		if err := w.WriteHeader(&hdr); err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if p.prog != nil {
+		p.prog.traceDone(tk.t.Path, counter.n.Load(), waves)
+	}
+	return nil
+}
+
+// warn prints one line on stderr, whole among parallel decodes.
+func (p *pipeline) warn(format string, args ...any) {
+	p.warnMu.Lock()
+	defer p.warnMu.Unlock()
+	if p.prog != nil {
+		p.prog.clear()
+	}
+	fmt.Fprintf(p.env.Stderr, format+"\n", args...)
+}
+
+// prefixed prefixes an error with the trace name, keeping its exit code.
+type prefixed struct {
+	prefix string
+	err    error
+}
+
+func (e *prefixed) Error() string { return e.prefix + ": " + e.err.Error() }
+func (e *prefixed) Unwrap() error { return e.err }
+
+// dirSink writes the files of a viewer folder into its temporary.
+type dirSink struct{ tmp, dir string }
+
+func (s dirSink) WriteFile(name string, data []byte) error {
+	if err := os.WriteFile(filepath.Join(s.tmp, name), data, 0o666); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("writing %s: %w", filepath.Join(s.dir, name), err)
+	}
+	return nil
+}
+
+// write writes the viewer folder and stats CSV of one output from its
+// traces' record files, as att-rcv and att-stats do.
+func (p *pipeline) write(ctx context.Context, o *output) error {
+	fo := fold.New(o.code.ix)
+	w := rcv.NewWriter(dirSink{o.tmpDir, o.dir}, o.code.ix, fo, rcv.Options{JSON: p.json, DecodeMarkers: !p.f.NoDecodeMarkers})
+	var rd *wire.Reader
+	for _, i := range o.traces {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		tk := &p.tasks[i]
+		in, err := os.Open(tk.rec)
+		if err != nil {
+			return err
+		}
+		if rd == nil {
+			rd = wire.NewReader(bufio.NewReaderSize(in, 256<<10), tk.t.Path)
+		} else {
+			rd.Reset(bufio.NewReaderSize(in, 256<<10), tk.t.Path)
+		}
+		for rd.Scan() {
+			switch rd.Kind() {
+			case wire.KindHeader:
+				err = w.BeginTrace(rd.Header())
+			case wire.KindBatch:
+				err = w.AddBatch(rd.Batch())
+			}
+			if err != nil {
+				break
+			}
+		}
+		in.Close()
+		if err == nil {
+			err = rd.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", tk.t.Path, err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		return err
+	}
+	switch {
+	case o.code.fromJSON != "":
+		if err := snapshot.Copy(filepath.Dir(o.code.fromJSON), o.tmpDir); err != nil {
+			return fmt.Errorf("copying source snapshots: %w", err)
+		}
+	case o.code.ix != nil:
+		if _, err := snapshot.Write(o.tmpDir, o.code.ix); err != nil {
+			return fmt.Errorf("writing source snapshots: %w", err)
+		}
+	}
+	if o.csv != "" {
+		f, err := os.OpenFile(o.tmpCSV, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return err
+		}
+		err = fo.WriteCSV(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", o.csv, err)
+		}
+		os.Chmod(o.tmpCSV, 0o644)
+	}
+	o.noMatch = noMatch(o.code.ix, fo, w.Stats())
+	return nil
+}
+
+// noMatch tells an index that matches none of the executed instructions:
+// waves ran, the index has instructions, and not one of its PCs was hit.
+// A capture without code-object load records (runtimes other than
+// rocprofv3) gives that: its PCs are absolute.
+func noMatch(ix *wire.Index, fo *fold.Fold, st rcv.Stats) bool {
+	if ix == nil || st.Waves == 0 {
+		return false
+	}
+	rows := false
+	for i := range ix.Rows {
+		if ix.Rows[i].Kind == wire.RowInstruction {
+			rows = true
+			break
+		}
+	}
+	if !rows {
+		return false
+	}
+	for _, e := range fo.Entries() {
+		if e.InIndex && e.Hit > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// warnNoMatch warns once for all outputs whose counters are all zero.
+func (p *pipeline) warnNoMatch() {
+	var dirs []string
+	for _, o := range p.outs {
+		if o.noMatch {
+			dirs = append(dirs, o.dir)
+		}
+	}
+	if len(dirs) == 0 {
+		return
+	}
+	p.env.Warnf("no executed instruction is in the code objects' index, so every counter is zero (%s): "+
+		"a capture without code-object load records (made by a runtime other than rocprofv3) has absolute PCs; "+
+		"give each code object's load address with --code-object ID=PATH@ADDR (id 0)", strings.Join(dirs, ", "))
+}

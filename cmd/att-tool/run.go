@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/codeobj"
+	"github.com/attkit/attkit/internal/publish"
+)
+
+type flags struct {
+	cli.VersionFlag
+	Dir             string   `short:"d" placeholder:"DIR" help:"Output directory: the viewer folder of a single run, or the directory that holds one ui_output_<name><run> folder per run (default: beside the traces)."`
+	Lib             string   `placeholder:"LIB" help:"Path of librocprof-trace-decoder.so (first in the lookup)."`
+	Formats         string   `default:"json,csv" placeholder:"FORMATS" help:"Comma-separated output formats: json (viewer files), csv (stats CSV)."`
+	BaseName        string   `name:"base-name" placeholder:"NAME" help:"Base of ui_output_<NAME><run> (default: the first input's folder name)."`
+	NoDecodeMarkers bool     `name:"no-decode-markers" help:"Keep packed marker values and arrival times."`
+	Backend         string   `enum:"auto,native,rocm" default:"auto" help:"Decoder: auto (ROCm library if found, else native), native, rocm."`
+	Compat          string   `enum:"newest,0.1.6" default:"newest" help:"Native decoder: records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6), as att-decode --compat."`
+	Jobs            int      `short:"j" default:"-1" placeholder:"N" help:"Decode this many traces (and write this many runs) at once (default: number of cores)."`
+	CodeObject      []string `name:"code-object" sep:"none" placeholder:"ID=PATH@ADDR" help:"Index code object PATH with id ID at load address ADDR, for captures without code-object load records (absolute PCs: use id 0); repeatable."`
+	Group           string   `placeholder:"PID_AGENT" help:"Of a capture holding several processes or agents, process only the traces and code objects named <PID_AGENT>_… (default: one output per process and agent)."`
+	Force           bool     `help:"Replace outputs that hold an earlier result (folder and stats CSV together)."`
+	Progress        bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
+	Inputs          []string `arg:"" optional:"" name:"FILE" help:".att traces, code objects (.out, .co, .hsaco), a code.json, or directories holding them (searched recursively, as rocprofv3 writes <out>/<hostname>/…)."`
+}
+
+const description = `Decode AMD GPU thread traces (ATT) into ROCprof Compute Viewer folders and per-instruction statistics.`
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &cli.Env{Name: "att-tool", Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	var f flags
+	if code, done := env.Parse(&f, description, args); done {
+		return code
+	}
+	if code, ok := checkFlags(env, &f); !ok {
+		return code
+	}
+
+	// SIGINT and SIGTERM cancel the work; what was written is removed and
+	// the process ends with 128 + the signal's number.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	var mu sync.Mutex
+	var got os.Signal
+	go func() {
+		select {
+		case s := <-sigc:
+			mu.Lock()
+			got = s
+			mu.Unlock()
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := tool(ctx, env, &f)
+	mu.Lock()
+	s := got
+	mu.Unlock()
+	if s != nil && err != nil {
+		fmt.Fprintf(env.Stderr, "%s: interrupted: nothing written\n", env.Name)
+		return publish.ExitStatus(s)
+	}
+	return env.Fail(err)
+}
+
+// usage prints a usage error as kong's are printed and returns 2.
+func usage(env *cli.Env, format string, args ...any) int {
+	fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, fmt.Sprintf(format, args...))
+	fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", env.Name)
+	return cli.ExitUsage
+}
+
+func checkFlags(env *cli.Env, f *flags) (int, bool) {
+	if len(f.Inputs) == 0 && len(f.CodeObject) == 0 {
+		return usage(env, "the following arguments are required: FILE"), false
+	}
+	if f.Jobs == -1 {
+		f.Jobs = runtime.NumCPU()
+	}
+	if f.Jobs <= 0 {
+		return usage(env, "-j takes a positive whole number, not %d", f.Jobs), false
+	}
+	for _, a := range f.CodeObject {
+		if _, err := codeobj.ParseInputArg(a); err != nil {
+			return usage(env, "%v", err), false
+		}
+	}
+	return 0, true
+}
+
+// parseFormats reads --formats as upstream does (python-layer §6.2):
+// case and spaces ignored, unknown names listed sorted.
+func parseFormats(s string) (json, csv bool, err error) {
+	var unknown []string
+	for _, p := range strings.Split(s, ",") {
+		switch p = strings.ToLower(strings.TrimSpace(p)); p {
+		case "":
+		case "json":
+			json = true
+		case "csv":
+			csv = true
+		default:
+			if !slices.Contains(unknown, p) {
+				unknown = append(unknown, p)
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return false, false, upstreamf("Unsupported output format(s): %s. Expected one or more of: csv, json", strings.Join(unknown, ", "))
+	}
+	if !json && !csv {
+		return false, false, upstreamf("No output formats requested.")
+	}
+	return json, csv, nil
+}
+
+// found is what input discovery found, in discovery order, with absolute,
+// symlink-resolved paths.
+type found struct {
+	traces   []string
+	objects  []string
+	codeJSON string
+	placed   []codeobj.Input
+}
+
+// discover classifies the inputs (python-layer §6.4), except that
+// directories are searched recursively: rocprofv3 writes
+// <out>/<hostname>/<pid>_<agent>_…. Hidden entries and earlier outputs
+// (ui_output_* folders) are skipped.
+func discover(f *flags) (*found, error) {
+	var fd found
+	for _, a := range f.Inputs {
+		p, err := absInput(a)
+		if err != nil {
+			return nil, err
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			if !fd.classify(p) {
+				return nil, upstreamf("Unsupported input type: %s. Expected .att, code.json, or a code object (.out, .co, .hsaco).", p)
+			}
+			continue
+		}
+		err = filepath.WalkDir(p, func(q string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if q == p {
+				return nil
+			}
+			name := d.Name()
+			if strings.HasPrefix(name, ".") || d.IsDir() && strings.HasPrefix(name, "ui_output_") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				return nil
+			}
+			if st, err := os.Stat(q); err == nil && !st.IsDir() {
+				fd.classify(q)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range f.CodeObject {
+		in, _ := codeobj.ParseInputArg(a) // checked by checkFlags
+		p, err := absInput(in.Path)
+		if err != nil {
+			return nil, err
+		}
+		in.Path = p
+		// A copy of PATH among the inputs is not indexed twice.
+		fd.objects = slices.DeleteFunc(fd.objects, func(o string) bool { return o == p })
+		fd.placed = append(fd.placed, in)
+	}
+	if len(fd.traces) == 0 && len(fd.objects) == 0 && len(fd.placed) == 0 && fd.codeJSON == "" {
+		return nil, upstreamf("No .att files, code.json, or code object files were provided or discovered.")
+	}
+	return &fd, nil
+}
+
+// absInput expands ~, makes p absolute and resolves symbolic links.
+func absInput(p string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = home + p[1:]
+		}
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", upstreamf("Input does not exist: %s", p)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return abs, nil
+}
+
+// classify files p by its name; false for a name of no known kind.
+func (fd *found) classify(p string) bool {
+	lower := strings.ToLower(filepath.Base(p))
+	switch {
+	case strings.HasSuffix(lower, ".att"):
+		fd.traces = append(fd.traces, p)
+	case lower == "code.json":
+		fd.codeJSON = p
+	case strings.HasSuffix(lower, ".out"), strings.HasSuffix(lower, ".co"), strings.HasSuffix(lower, ".hsaco"):
+		fd.objects = append(fd.objects, p)
+	default:
+		return false
+	}
+	return true
+}
+
+// An upstreamError is a message of att_tool.py, word for word
+// (python-layer §6.4), capital letter and final period included.
+type upstreamError struct{ msg string }
+
+func (e *upstreamError) Error() string { return e.msg }
+
+func upstreamf(format string, args ...any) error {
+	return &upstreamError{msg: fmt.Sprintf(format, args...)}
+}
