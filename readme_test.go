@@ -1,6 +1,6 @@
 // Package attkit_test holds the tests that run attkit as a user does: the
-// README's commands and the scripts/att-tool pipeline, with the binaries
-// built from this checkout.
+// README's commands and the att-tool pipeline, with the binaries built from
+// this checkout.
 package attkit_test
 
 import (
@@ -194,6 +194,24 @@ func TestReadmeTour(t *testing.T) {
 	}
 	if len(gojqOut) == 0 || !bytes.Equal(jqOut, gojqOut) {
 		t.Errorf("--jq and jq differ:\n--jq: %s\n  jq: %s", gojqOut, jqOut)
+	}
+	// The tools composed by hand with a pipe make the files att-tool makes
+	// (code.json names the code object by the path given, so it differs).
+	golden := filepath.Join(repoRoot(t), "testdata", "golden", "att-tool")
+	for _, f := range treeFiles(t, filepath.Join(golden, "ui_output_sample2")) {
+		if f == "code.json" {
+			continue
+		}
+		g, err := os.ReadFile(filepath.Join(dir, "ui_output_run2", f))
+		w, _ := os.ReadFile(filepath.Join(golden, "ui_output_sample2", f))
+		if err != nil || !bytes.Equal(g, w) {
+			t.Errorf("ui_output_run2/%s (by hand) differs from att-tool's ui_output_sample2/%s: %v", f, f, err)
+		}
+	}
+	g, _ := os.ReadFile(filepath.Join(dir, "stats_ui_output_run2.csv"))
+	w, _ := os.ReadFile(filepath.Join(golden, "stats_ui_output_sample2.csv"))
+	if len(w) == 0 || !bytes.Equal(g, w) {
+		t.Error("stats_ui_output_run2.csv (by hand) differs from att-tool's stats_ui_output_sample2.csv")
 	}
 	stats, _ := os.ReadFile(filepath.Join(dir, "stats.csv"))
 	if !bytes.HasPrefix(stats, []byte("CodeObj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\r\n")) {
