@@ -338,15 +338,14 @@ func (g *gfx9) deliver(t token) error {
 }
 
 // timeReset looks for the TIME token that follows a TIME_RESET (2.2.3).
+// Tokens are only queued here, and a search stops at a TIME or at the next
+// TIME_RESET, so the queue is empty when a TIME_RESET is parsed. A
+// TIME_RESET that stops the search is consumed: neither its delta nor a
+// search of its own takes effect (as AMD's 0.1.6 decodes it).
 func (g *gfx9) timeReset() {
-	for _, q := range g.queue[g.qh:] {
-		if q.isTimeReset() {
-			return
-		}
-	}
 	for len(g.queue)-g.qh < lookAheadLimit {
 		t, ok := g.read()
-		if !ok {
+		if !ok || t.isTimeReset() {
 			return
 		}
 		if t.typ == tTime {
@@ -360,9 +359,6 @@ func (g *gfx9) timeReset() {
 			return
 		}
 		g.queue = append(g.queue, t)
-		if t.isTimeReset() {
-			return
-		}
 	}
 }
 

@@ -1,0 +1,145 @@
+package sqtt
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/attkit/attkit/internal/backend"
+	"github.com/attkit/attkit/internal/cdec"
+	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// The cases below are divergences between the native decoder and AMD's
+// 0.1.6 library found by scripts/difffuzz, each reproduced with a trace
+// this test writes itself (hand-built tokens). Their expected records,
+// testdata/lib016/NAME.jsonl, are what the 0.1.6 library decoded from
+// exactly these bytes (att-decode's JSON projection), so the test needs no
+// library in CI. With ROCPROF_TRACE_DECODER_LIB set the test also decodes
+// every case with the library and requires the committed records, and
+// -update-lib016 rewrites them from the library.
+
+var updateLib016 = flag.Bool("update-lib016", false, "rewrite testdata/lib016 from AMD's library (needs "+cdec.EnvLib+")")
+
+type libCase struct {
+	name string
+	data []byte
+	isa  isa.Provider // nil: no instructions are looked up
+}
+
+func libCases016() []libCase {
+	return []libCase{
+		// sqtt-format.md 2.2.3: a TIME_RESET met while the previous one
+		// looks for its TIME token is consumed without its delta.
+		{name: "gfx9-time-reset-stops-search", data: newTB(4, 0, false).
+			misc(255, miscTimeReset).put(tWaveStart|1<<4|group(0, 0, 0, 2)|0x10<<22, 4).
+			misc(255, miscTimeReset).put(tWaveEnd|1<<4|group(0, 0, 0, 2), 2).bytes()},
+		// ... and a TIME token after it is not applied: no search is open.
+		{name: "gfx9-time-reset-then-time", data: newTB(4, 0, false).
+			misc(255, miscTimeReset).put(tWaveStart|1<<4|group(0, 0, 0, 2)|0x10<<22, 4).
+			misc(255, miscTimeReset).timeTok(50000).misc(10, miscTTStallBegin).
+			put(tWaveEnd|1<<4|group(0, 0, 0, 2), 2).bytes()},
+		// A TIME found by the search rebases the clock; a later TIME_RESET
+		// opens a search of its own.
+		{name: "gfx9-time-reset-each-finds-time", data: newTB(4, 0, false).
+			misc(10, miscTimeReset).timeTok(50000).put(tWaveStart|1<<4|group(0, 0, 0, 2)|0x10<<22, 4).
+			misc(255, miscTimeReset).misc(10, miscTTStallBegin).timeTok(60000).
+			put(tWaveEnd|1<<4|group(0, 0, 0, 2), 2).bytes()},
+	}
+}
+
+// libJSON decodes data into att-decode's JSON projection.
+func libJSON(t *testing.T, d interface {
+	Decode(context.Context, io.Reader, isa.Provider, backend.Emit) error
+}, c libCase) []byte {
+	t.Helper()
+	p := c.isa
+	if p == nil {
+		p = newTable(0)
+	}
+	h := wire.Header{Trace: wire.Trace{SE: 0, Run: 1}}
+	var jw wire.JSONWriter
+	var out []byte
+	if err := d.Decode(context.Background(), bytes.NewReader(c.data), p, func(b *wire.Batch) error {
+		out = jw.AppendBatch(out, &h, b)
+		return nil
+	}); err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	return out
+}
+
+// TestLibrary016 requires, for every case, the native decoder's records
+// under Compat016 to equal the 0.1.6 library's, byte for byte in the JSON
+// projection.
+func TestLibrary016(t *testing.T) {
+	var lib *cdec.Decoder
+	if path := os.Getenv(cdec.EnvLib); path != "" {
+		d, err := cdec.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		lib = d
+	} else if *updateLib016 {
+		t.Fatal("-update-lib016 needs " + cdec.EnvLib)
+	}
+	names := map[string]bool{}
+	for _, c := range libCases016() {
+		t.Run(c.name, func(t *testing.T) {
+			if names[c.name] {
+				t.Fatalf("two cases named %s", c.name)
+			}
+			names[c.name] = true
+			file := filepath.Join("testdata", "lib016", c.name+".jsonl")
+			if lib != nil {
+				got := libJSON(t, lib, c)
+				if *updateLib016 {
+					if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(file, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("the library's records are not those of %s (rerun with -update-lib016): %s", file, libLineDiff(got, want))
+				}
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (write it with %s set and -update-lib016)", err, cdec.EnvLib)
+			}
+			got := libJSON(t, &Decoder{Compat016: true, PoolLimit: -1}, c)
+			if !bytes.Equal(got, want) {
+				t.Errorf("native (Compat016) differs from the library's records in %s: %s", file, libLineDiff(got, want))
+			}
+		})
+	}
+}
+
+func libLineDiff(got, want []byte) string {
+	g, w := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var a, b []byte
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if !bytes.Equal(a, b) {
+			return sprintf("line %d:\n  got  %s\n  want %s", i+1, a, b)
+		}
+	}
+	return "equal"
+}
