@@ -350,6 +350,10 @@ func (g *gfx9) timeReset() {
 		}
 		if t.typ == tTime {
 			abs := int64(t.v >> 16)
+			if g.ps.old {
+				g.time46(abs)
+				return
+			}
 			if g.base == 0 {
 				g.base = abs - g.clock + 4
 			}
@@ -361,6 +365,23 @@ func (g *gfx9) timeReset() {
 		g.queue = append(g.queue, t)
 	}
 }
+
+// time46 applies a TIME token as 0.1.6 does (A.4 item 8.5): the value,
+// the base and the new clock are 46-bit two's-complement numbers, so bits
+// 46 and 47 of the token are ignored and a value with bit 45 set is
+// negative.
+func (g *gfx9) time46(abs int64) {
+	abs = wrap46(abs)
+	if g.base == 0 {
+		g.base = wrap46(abs - g.clock + 4)
+	}
+	if abs > g.base {
+		g.clock = wrap46(abs-g.base) &^ 3
+	}
+}
+
+// wrap46 is v as a 46-bit two's-complement number.
+func wrap46(v int64) int64 { return v << 18 >> 18 }
 
 func (g *gfx9) misc(t token, now int64) error {
 	switch (t.v >> 13) & 7 {

@@ -33,7 +33,7 @@ type libCase struct {
 }
 
 func libCases016() []libCase {
-	return []libCase{
+	cs := []libCase{
 		// sqtt-format.md 2.2.3: a TIME_RESET met while the previous one
 		// looks for its TIME token is consumed without its delta.
 		{name: "gfx9-time-reset-stops-search", data: newTB(4, 0, false).
@@ -51,6 +51,23 @@ func libCases016() []libCase {
 			misc(255, miscTimeReset).misc(10, miscTTStallBegin).timeTok(60000).
 			put(tWaveEnd|1<<4|group(0, 0, 0, 2), 2).bytes()},
 	}
+	// A.4 item 8.5: TIME values, base and clock in 46-bit two's complement.
+	for _, c := range []struct {
+		name   string
+		t1, t2 uint64
+	}{
+		{"gfx9-time46-negative-base", 0x2000_0010_0000, 0x10_0000},
+		{"gfx9-time46-wrapped-clock", 0x3000_0010_0000, 0x10_0000},
+		{"gfx9-time46-bit46-ignored", 0x4000_0010_0000, 0x10_0000},
+		{"gfx9-time46-bit47-ignored", 0xa000_0010_0000, 0x10_0000},
+		{"gfx9-time46-smaller-time", 0x0800_0010_0000, 0x10_0000},
+		{"gfx9-time46-second-has-bit46", 100, 0x4000_0000_0100},
+	} {
+		cs = append(cs, libCase{name: c.name, data: newTB(4, 0, false).
+			misc(10, miscTimeReset).timeTok(c.t1).put(tWaveStart|1<<4|group(0, 0, 0, 2)|0x10<<22, 4).
+			misc(10, miscTimeReset).timeTok(c.t2).put(tWaveStart|group(0, 0, 1, 2)|0x10<<22, 4).bytes()})
+	}
+	return cs
 }
 
 // libJSON decodes data into att-decode's JSON projection.
