@@ -534,13 +534,21 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 // MESSAGE placed like an IMMED issued at the message's time (from the end of
 // the instruction before it, 4 cycles past its issue) with no stall, and
 // the timeline is cut back to where it starts and waits through it
-// (sqtt-format.md 2.2.4, "OTHER_MSG on real hardware").
+// (sqtt-format.md 2.2.4, "OTHER_MSG on real hardware"). Only a message
+// issued later than the instruction before it is kept so; the only entry
+// of a wave, or one issued at the same time as the one before it, is
+// dropped.
 func (w *wave) programEnd016() {
 	n := len(w.insts)
 	if n == 0 || uint8(w.insts[n-1].Category) != catDropped016 {
 		return
 	}
 	I := &w.insts[n-1]
+	if n == 1 || w.insts[n-2].Time >= I.Time {
+		// Not after an instruction issued earlier: dropped like any
+		// other OTHER_MSG.
+		return
+	}
 	ti, c := immedSpan(w.insts[:n-1], I.Time)
 	if w.stateStart > ti {
 		w.cutTimeline(w.stateStart - ti)

@@ -67,6 +67,39 @@ func libCases016() []libCase {
 			misc(10, miscTimeReset).timeTok(c.t1).put(tWaveStart|1<<4|group(0, 0, 0, 2)|0x10<<22, 4).
 			misc(10, miscTimeReset).timeTok(c.t2).put(tWaveStart|group(0, 0, 1, 2)|0x10<<22, 4).bytes()})
 	}
+	// 2.2.4 "OTHER_MSG on real hardware": 0.1.6 keeps a wave's closing
+	// OTHER_MSG (s_endpgm on gfx950) as a MESSAGE placed like an IMMED
+	// only when it issued later than the instruction before it.
+	isa3 := newTable(0, "0x1000 4 s_mov_b32 s0, 0", "0x1004 4 s_mov_b32 s1, 0", "0x1008 4 s_endpgm")
+	for _, v := range []struct {
+		name                   string
+		msgIssue, msgInst, end int64
+	}{
+		{"gfx9-endpgm-issued-with-prev", 120, 124, 124}, {"gfx9-endpgm-at-prev-end", 124, 124, 124}, {"gfx9-endpgm-late", 128, 128, 128}, {"gfx9-endpgm-issued-with-prev-late-end", 120, 124, 140},
+		{"gfx9-endpgm-idle-after", 132, 132, 140}, {"gfx9-endpgm-inst-later", 124, 128, 128}, {"gfx9-endpgm-issued-with-prev-inst-later", 120, 128, 128},
+	} {
+		b := newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).
+			at(120).issue1(isInst)
+		if v.msgIssue == 120 {
+			b.issue1(isInst)
+		}
+		b.at(124).inst(0, 0, instSALU32)
+		if v.msgIssue > 120 {
+			b.at(v.msgIssue).issue1(isInst)
+		}
+		b.at(v.msgInst).inst(0, 0, instOtherMsg).at(v.end).waveEnd(0, 0, 0)
+		cs = append(cs, libCase{name: v.name, data: b.bytes(), isa: isa3})
+	}
+	cs = append(cs,
+		libCase{name: "gfx9-endpgm-only", isa: isa3, data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).
+			at(120).issue1(isInst).at(124).inst(0, 0, instOtherMsg).at(128).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-endpgm-only-at-start", isa: isa3, data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).
+			issue1(isInst).at(104).inst(0, 0, instOtherMsg).at(108).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-endpgm-after-smem", isa: isa3, data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).
+			at(120).issue1(isInst).at(124).inst(0, 0, instSMEMRd).at(128).issue1(isInst).at(132).inst(0, 0, instOtherMsg).at(160).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-endpgm-issued-with-second", isa: isa3, data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).
+			at(116).issue1(isInst).at(120).inst(0, 0, instSALU32).issue1(isInst).issue1(isInst).at(124).inst(0, 0, instSALU32).inst(0, 0, instOtherMsg).at(160).waveEnd(0, 0, 0).bytes()},
+	)
 	return cs
 }
 
