@@ -100,6 +100,28 @@ func libCases016() []libCase {
 		libCase{name: "gfx9-endpgm-issued-with-second", isa: isa3, data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).
 			at(116).issue1(isInst).at(120).inst(0, 0, instSALU32).issue1(isInst).issue1(isInst).at(124).inst(0, 0, instSALU32).inst(0, 0, instOtherMsg).at(160).waveEnd(0, 0, 0).bytes()},
 	)
+	for _, gen := range []int{11, 12} {
+		ver := map[int]int{11: 3, 12: 4}[gen]
+		type smp struct {
+			at int64
+			v  uint64
+		}
+		// 2.3.3: on gfx12 (not in the tail) a sample not newer than the
+		// previous pair is averaged into it, gfx11 appends it; a sample
+		// of value 0 is ignored (A.4 item 7.8).
+		labels := []string{"newer", "older-realtime", "same-clock", "zero", "zero-later", "equal-realtime",
+			"older-then-newer", "older-twice"}
+		for i, ss := range [][]smp{
+			{{0, 1000}, {100, 2000}}, {{0, 1000}, {100, 500}}, {{0, 1000}, {0, 2000}}, {{0, 0}}, {{100, 0}},
+			{{100, 1000}, {200, 1000}}, {{100, 1000}, {200, 500}, {300, 3000}}, {{100, 1000}, {200, 500}, {300, 700}},
+		} {
+			r := newRB(gen).header(ver, 0, 0, 0, 0, 0, 0)
+			for _, x := range ss {
+				r.at(x.at).timestamp(x.v, true, false)
+			}
+			cs = append(cs, libCase{name: sprintf("rdna-realtime-gfx%d-%s", gen, labels[i]), data: r.nop().pad()})
+		}
+	}
 	return cs
 }
 

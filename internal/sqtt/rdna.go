@@ -278,7 +278,13 @@ func (r *rdna) timestamp(w uint64, tail bool) {
 // newer than the previous pair in both clocks is averaged into it: on
 // gfx12 outside the reader's tail, on gfx10 and gfx11 only in the tail (see
 // read).
+//
+// Under Compat016 a gfx11 or gfx12 sample of value 0 is ignored, as 0.1.6
+// does (A.4 item 7.8).
 func (r *rdna) rtSample(v uint64, tail bool) {
+	if v == 0 && r.ps.old && r.gen >= 11 {
+		return
+	}
 	if n := len(r.realtime); n > 0 && (r.gen >= 12) != tail {
 		p := &r.realtime[n-1]
 		if !(r.clock > p.ShaderClock && v > p.RealtimeClock) {
