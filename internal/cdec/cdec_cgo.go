@@ -639,8 +639,23 @@ func readAllC(r io.Reader) (chunk, error) {
 		C.free(p)
 		return chunk{}, nil
 	}
+	if size < n+tailSlack {
+		q := C.realloc(p, C.size_t(n+tailSlack))
+		if q == nil {
+			C.free(p)
+			return chunk{}, fmt.Errorf("out of C memory for a %d-byte trace", n)
+		}
+		p = q
+	}
+	clear(unsafe.Slice((*byte)(p), n+tailSlack)[n:])
 	return chunk{c: p, n: n}, nil
 }
+
+// tailSlack zero bytes follow every trace buffer handed to the library:
+// AMD's 0.1.6 decodes a token that the end of an unpadded buffer cuts,
+// reading up to 7 bytes past the end (sqtt-format.md A.4 item 8.6), so
+// what it reads there is defined, and is what the native decoder assumes.
+const tailSlack = 16
 
 func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa.Provider, emit backend.Emit) error {
 	s := &session{ctx: ctx, p: p, emit: emit, chunks: chunks}
@@ -853,7 +868,11 @@ type session struct {
 // cbuf copies b into C memory that the session frees once the parse has
 // returned; nil when out of memory.
 func (s *session) cbuf(b []byte) unsafe.Pointer {
-	p := C.CBytes(b)
+	p := C.calloc(C.size_t(len(b)+tailSlack), 1)
+	if p == nil {
+		return nil
+	}
+	copy(unsafe.Slice((*byte)(p), len(b)), b)
 	if C.cdec_own(s.cs, p) == 0 {
 		C.free(p)
 		return nil

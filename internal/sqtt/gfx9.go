@@ -191,14 +191,15 @@ func newGFX9(ctx context.Context, ps *parseState, br *bufio.Reader, h uint64) *g
 
 // run decodes the buffer and delivers its records.
 func (g *gfx9) run() error {
-	if err := g.ps.gfxipOnce(9); err != nil {
-		return err
-	}
 	if err := g.refill(); err != nil {
 		return err
 	}
 	if len(g.buf) == 0 {
+		// No records at all, as the library reports it.
 		return &DataError{Offset: 8, Msg: "gfx9 trace holds only its 8-byte header"}
+	}
+	if err := g.ps.gfxipOnce(9); err != nil {
+		return err
 	}
 	for {
 		var t token
@@ -286,7 +287,12 @@ func (g *gfx9) read() (token, bool) {
 	typ := g.buf[g.pos] & 0xF
 	n := gfx9TokenLen[typ]
 	if rem < n {
-		return token{}, false
+		if !g.ps.old {
+			return token{}, false
+		}
+		// 0.1.6 decodes a token the end of the buffer cuts, reading
+		// past the end (A.4 item 8.6): the missing bytes read as zero.
+		n = rem
 	}
 	var v uint64
 	if rem >= 8 {
