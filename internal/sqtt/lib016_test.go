@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/attkit/attkit/internal/backend"
@@ -133,6 +134,28 @@ func libCases016() []libCase {
 				r.at(x.at).timestamp(x.v, true, false)
 			}
 			cs = append(cs, libCase{name: sprintf("rdna-realtime-gfx%d-%s", gen, labels[i]), data: r.nop().pad()})
+		}
+	}
+	// 3.5 step 10: an IMMED meeting a line it may skip (A.4 item 7.9:
+	// not SMEM on 0.1.6, where s_load then stops the stitch).
+	for _, v := range []struct {
+		name string
+		line string
+	}{
+		{"rdna-immed-vs-global-store", "0x2004 8 global_store_b32 v0, v1, off"},
+		{"rdna-immed-vs-global-load", "0x2004 8 global_load_b32 v0, v[0:1], off"},
+		{"rdna-immed-vs-s-load", "0x2004 8 s_load_b32 s0, s[0:1], 0x0"},
+		{"rdna-immed-salu-then-global-store", "0x2004 4 s_mov_b32 s0, 0|0x2008 4 global_store_b32 v0, v1, off"},
+		{"rdna-immed-salu-then-s-load", "0x2004 4 s_mov_b32 s0, 0|0x2008 4 s_load_b32 s0, s[0:1], 0x0"},
+		{"rdna-immed-salu-then-ds-load", "0x2004 4 s_mov_b32 s0, 0|0x2008 4 ds_load_b32 v0, v1"},
+		{"rdna-immed-salu-then-ds-store", "0x2004 4 s_mov_b32 s0, 0|0x2008 4 ds_store_b32 v0, v1"},
+	} {
+		rows := append([]string{"0x2000 4 v_add_f32_e32 v1, v0, v0"}, strings.Split(v.line, "|")...)
+		rows = append(rows, "0x2010 4 v_add_f32_e32 v1, v0, v0", "0x2014 4 s_endpgm")
+		for _, gen := range []int{11, 12} {
+			r := newRB(gen).header(map[int]int{11: 3, 12: 4}[gen], 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).
+				at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).valu(0).at(110).immOne(0).at(116).valu(0).at(130).waveEnd(0, 0, 0, 0)
+			cs = append(cs, libCase{name: sprintf("%s-gfx%d", v.name, gen), data: r.nop().pad(), isa: newTable(0, rows...)})
 		}
 	}
 	return cs

@@ -212,7 +212,8 @@ func (ps *parseState) stitch(w *wave) int {
 			next = l
 			fails++
 			continue
-		case !gfx9 && ic == catImmed && skippable(l.cat):
+		case !gfx9 && ic == catImmed && skippable(l.cat) && !(ps.old && l.cat == lcSMEM):
+			// (0.1.6 does not skip SMEM lines for an IMMED: A.4 item 7.9.)
 			matched = true
 			skippedImmed++
 		case strings.HasPrefix(l.text, "s_waitcnt") && skippedImmed > 0:
