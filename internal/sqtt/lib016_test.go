@@ -158,6 +158,18 @@ func libCases016() []libCase {
 			cs = append(cs, libCase{name: sprintf("%s-gfx%d", v.name, gen), data: r.nop().pad(), isa: newTable(0, rows...)})
 		}
 	}
+	// 2.3.1 "End of buffer" and A.4 item 7.10: 0.1.6 decodes the last
+	// tokens of an unpadded gfx12 buffer.
+	for _, pad := range []int{0, 1, 3, 4, 5, 8} {
+		r := newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).
+			at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).valu(0).at(116).valu(0).at(130).waveEnd(0, 0, 0, 0)
+		if r.nbits%8 != 0 {
+			r.nop()
+		}
+		b := append(r.bytes(), make([]byte, pad)...)
+		cs = append(cs, libCase{name: sprintf("rdna-gfx12-end-pad%d", pad), data: b,
+			isa: newTable(0, "0x2000 4 v_add_f32_e32 v1, v0, v0", "0x2004 4 v_add_f32_e32 v1, v0, v0", "0x2008 4 s_endpgm")})
+	}
 	return cs
 }
 

@@ -192,7 +192,9 @@ func (r *rdna) read() error {
 		}
 		total := (r.bufOff + int64(len(r.buf))) * 8 // meaningful once eof
 		if r.eof {
-			if r.gen >= 12 && r.pos+64 > total || r.pos >= total {
+			// 0.1.6 reads gfx12 to the end too, bits past it as
+			// zero (A.4 item 7.10).
+			if r.gen >= 12 && !r.ps.old && r.pos+64 > total || r.pos >= total {
 				return nil
 			}
 		}
