@@ -170,6 +170,24 @@ func libCases016() []libCase {
 		cs = append(cs, libCase{name: sprintf("rdna-gfx12-end-pad%d", pad), data: b,
 			isa: newTable(0, "0x2000 4 v_add_f32_e32 v1, v0, v0", "0x2004 4 v_add_f32_e32 v1, v0, v0", "0x2008 4 s_endpgm")})
 	}
+	// A.4 item 7.11: on gfx10 and gfx11, 64 zero bits at a byte boundary
+	// followed by fewer than 9 bytes end the buffer (lead: NOP nibbles
+	// before a WAVE_START that ends the buffer; pad: zero bytes after it).
+	for _, gen := range []int{10, 11, 12} {
+		for _, c := range [][2]int{{15, 0}, {16, 0}, {16, 4}, {16, 5}, {17, 4}, {18, 4}, {19, 4}, {24, 4}, {24, 5}} {
+			lead, pad := c[0], c[1]
+			r := newRB(gen).header(map[int]int{10: 2, 11: 3, 12: 4}[gen], 0, 0, 0, 0, 0, 0)
+			for i := 0; i < lead; i++ {
+				r.nop()
+			}
+			r.waveStart(0, 0, 0, 4, 1, 0, 1)
+			if r.nbits%8 != 0 {
+				r.nop()
+			}
+			b := append(r.bytes(), make([]byte, pad)...)
+			cs = append(cs, libCase{name: sprintf("rdna-gfx%d-zero-run-lead%d-pad%d", gen, lead, pad), data: b})
+		}
+	}
 	return cs
 }
 

@@ -212,6 +212,12 @@ func (r *rdna) read() error {
 		}
 		e := r.table[w&0xFF]
 		if e.typ == rNop {
+			if w == 0 && r.ps.old && r.gen <= 11 && r.eof && r.pos%8 == 0 && total-r.pos < 64+72 {
+				// 0.1.6 takes 64 zero bits at a byte boundary
+				// followed by fewer than 9 bytes as the end padding
+				// (A.4 item 7.11).
+				return nil
+			}
 			r.pos += 4
 			continue
 		}
