@@ -17,6 +17,9 @@ type harness struct {
 	evals   int // decode pairs run
 	classes map[string]*class
 	order   []*class // in order of discovery
+	// divergent lists every divergent input as "family index key", for
+	// divergent.txt (and -only).
+	divergent []string
 }
 
 // A class is one kind of divergence: its family and generation, its key
@@ -173,7 +176,7 @@ type famStats struct {
 }
 
 // fuzz runs n inputs of one family.
-func (h *harness) fuzz(fam string, famIndex, n int, runSeed uint64, progress io.Writer) (famStats, error) {
+func (h *harness) fuzz(fam string, famIndex, n, from int, only []int, runSeed uint64, progress io.Writer) (famStats, error) {
 	st := famStats{name: fam}
 	var pool []*seed
 	for _, s := range h.c.seeds {
@@ -204,7 +207,13 @@ func (h *harness) fuzz(fam string, famIndex, n int, runSeed uint64, progress io.
 	}
 	m := newMutator(pool)
 	last := time.Now()
-	for i := range n {
+	idx := func(k int) int { return from + k }
+	if only != nil {
+		n = len(only)
+		idx = func(k int) int { return only[k] }
+	}
+	for k := range n {
+		i := idx(k)
 		in := m.input(runSeed, famIndex, i)
 		keys, err := h.keys(in)
 		if err != nil {
@@ -213,6 +222,7 @@ func (h *harness) fuzz(fam string, famIndex, n int, runSeed uint64, progress io.
 		st.inputs++
 		if len(keys) > 0 {
 			st.divergent++
+			h.divergent = append(h.divergent, fmt.Sprintf("%s %d %s", fam, i, keys[0]))
 			if err := h.classify(in, keys); err != nil {
 				return st, err
 			}
@@ -220,7 +230,7 @@ func (h *harness) fuzz(fam string, famIndex, n int, runSeed uint64, progress io.
 		if time.Since(last) > 10*time.Second {
 			last = time.Now()
 			fmt.Fprintf(progress, "difffuzz: %s: %d of %d inputs, %d divergent, %d classes so far, %.0f inputs/s\n",
-				fam, i+1, n, st.divergent, len(h.order), float64(i+1)/time.Since(start).Seconds())
+				fam, k+1, n, st.divergent, len(h.order), float64(k+1)/time.Since(start).Seconds())
 		}
 	}
 	st.elapsed = time.Since(start)

@@ -9,7 +9,7 @@
 // Usage:
 //
 //	ROCPROF_TRACE_DECODER_LIB=/path/to/librocprof-trace-decoder.so \
-//	  scripts/difffuzz/run [-n 20000] [-seed 1] [-arch gfx9|rdna|all] [-out /tmp/difffuzz] [-corpus ../shared/real]
+//	  scripts/difffuzz/run [-n 20000] [-from 0] [-seed 1] [-arch gfx9|rdna|all] [-out /tmp/difffuzz] [-corpus ../shared/real] [-only divergent.txt]
 //
 // (scripts/difffuzz/run builds it, runs it on one core with GOMAXPROCS=1
 // and passes the flags on; `go run ./scripts/difffuzz` works too.)
@@ -50,8 +50,14 @@
 // NNN-<gen>-<class>.att with a .txt that says what differs, the tokens, and
 // the att-decode commands that show it; summary.txt lists the classes, most
 // frequent first, and per family the inputs tried, divergent inputs,
-// classes and throughput. -out must be outside the repository: reproducers
-// are derived from the corpus, which must not be committed.
+// classes and throughput; divergent.txt lists every divergent input
+// ("family index difference"). -out must be outside the repository:
+// reproducers are derived from the corpus, which must not be committed.
+//
+// Rechecking. Since an input depends only on -seed, the family and its
+// index, -from splits a run into parts, and -only divergent.txt decodes
+// again exactly the inputs a run found divergent (after a fix, none should
+// be left).
 package main
 
 import (
@@ -85,6 +91,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		corpusF = fs.String("corpus", "../shared/real", "the real-hardware corpus `DIR` (capture folders)")
 		timeout = fs.Duration("timeout", 10*time.Second, "a decode taking longer is a hang")
 		budget  = fs.Int("min-evals", 3000, "decode pairs spent minimizing each class at most")
+		from    = fs.Int("from", 0, "index of the first mutated input (inputs depend only on -seed, the family and the index, so runs can be split)")
+		onlyF   = fs.String("only", "", "decode only the inputs listed in `FILE` (lines \"family index ...\", as divergent.txt writes them), to recheck a run's divergent inputs after a fix")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -115,7 +123,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "difffuzz: %v\n", err)
 		return 2
 	}
-	if err := fuzzMain(stdout, stderr, fams, *n, *seed, *out, *corpusF, *timeout, *budget, libPath); err != nil {
+	var only map[string][]int
+	if *onlyF != "" {
+		var err error
+		if only, err = readOnly(*onlyF); err != nil {
+			fmt.Fprintf(stderr, "difffuzz: -only: %v\n", err)
+			return 2
+		}
+	}
+	if err := fuzzMain(stdout, stderr, fams, *n, *from, only, *seed, *out, *corpusF, *timeout, *budget, libPath); err != nil {
 		fmt.Fprintf(stderr, "difffuzz: %v\n", err)
 		return 1
 	}
@@ -146,7 +162,31 @@ func checkOutside(out string) error {
 	return nil
 }
 
-func fuzzMain(stdout, stderr io.Writer, fams []string, n int, seed uint64, out, corpusDir string,
+// readOnly reads the input indices of -only per family.
+func readOnly(path string) (map[string][]int, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	only := map[string][]int{}
+	for i, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		var k int
+		if len(f) < 2 || (f[0] != "gfx9" && f[0] != "rdna") {
+			return nil, fmt.Errorf("%s:%d: want \"family index ...\"", path, i+1)
+		}
+		if _, err := fmt.Sscan(f[1], &k); err != nil || k < 0 {
+			return nil, fmt.Errorf("%s:%d: bad input index %q", path, i+1, f[1])
+		}
+		only[f[0]] = append(only[f[0]], k)
+	}
+	return only, nil
+}
+
+func fuzzMain(stdout, stderr io.Writer, fams []string, n, from int, only map[string][]int, seed uint64, out, corpusDir string,
 	timeout time.Duration, budget int, libPath string) error {
 	// Absolute paths, so that the att-decode commands in the
 	// descriptions work from anywhere.
@@ -183,7 +223,11 @@ func fuzzMain(stdout, stderr io.Writer, fams []string, n int, seed uint64, out, 
 	h := &harness{c: c, lib: lib, timeout: timeout, classes: map[string]*class{}}
 	var stats []famStats
 	for fi, fam := range fams {
-		st, err := h.fuzz(fam, fi, n, seed, stderr)
+		var idx []int
+		if only != nil {
+			idx = append([]int{}, only[fam]...) // not nil: only these
+		}
+		st, err := h.fuzz(fam, fi, n, from, idx, seed, stderr)
 		if err != nil {
 			return err
 		}
@@ -203,12 +247,23 @@ func fuzzMain(stdout, stderr io.Writer, fams []string, n int, seed uint64, out, 
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "difffuzz -seed %d -n %d -arch %s; corpus %s; library %s (version %s)\n\n",
-		seed, n, strings.Join(fams, ","), corpusDir, libPath, lib.version())
+	sel := fmt.Sprintf("-n %d -from %d", n, from)
+	if only != nil {
+		sel = "-only (listed inputs)"
+	}
+	fmt.Fprintf(&b, "difffuzz -seed %d %s -arch %s; corpus %s; library %s (version %s)\n\n",
+		seed, sel, strings.Join(fams, ","), corpusDir, libPath, lib.version())
 	h.summary(&b, stats, classes)
 	fmt.Fprintf(&b, "\nminimizing took %.1fs\n", time.Since(minStart).Seconds())
 	if lib.starts > 1 {
 		fmt.Fprintf(&b, "the library worker was started %d times (crashes and hangs)\n", lib.starts)
+	}
+	div := strings.Join(h.divergent, "\n")
+	if div != "" {
+		div += "\n"
+	}
+	if err := os.WriteFile(filepath.Join(out, "divergent.txt"), []byte(div), 0o644); err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(out, "summary.txt"), []byte(b.String()), 0o644); err != nil {
 		return err
