@@ -51,8 +51,13 @@
 // traces (internal/sqtt/real_test.go decodes all 126 against AMD's records:
 // classification, stitching, framing, the RDNA tables and the 0.1.6 rules on
 // real kernels), the hand-worked vectors of appendix B, the hand-built token
-// streams of internal/sqtt's tests, and, where ROCPROF_TRACE_DECODER_LIB
-// names AMD's library, the differential tests against it.
+// streams of internal/sqtt's tests, internal/sqtt's TestLibrary016 (hand-built
+// streams whose expected records are what AMD's 0.1.6 library decoded from
+// them, committed, so CI checks the 0.1.6 rules found by scripts/difffuzz
+// without the library: the closing OTHER_MSG rule of the model's
+// programEnd016, the IMMED-versus-SMEM stitch rule, TIME_RESET, realtime
+// and end-of-buffer rules), and, where ROCPROF_TRACE_DECODER_LIB names AMD's
+// library, the differential tests against it.
 //
 // Without the instrumentation, no packet announces the code objects and
 // the trace's PCs are raw GPU addresses in code object 0, as in captures of
