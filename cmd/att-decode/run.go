@@ -20,6 +20,7 @@ import (
 	"github.com/attkit/attkit/internal/cdec"
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/tracename"
 	"github.com/attkit/attkit/internal/wire"
@@ -142,10 +143,10 @@ func chooseBackend(env *cli.Env, f *flags) (backend.Decoder, func(), error) {
 }
 
 func decode(ctx context.Context, env *cli.Env, f *flags) error {
-	var filter *wire.Filter
+	var filter *jq.Filter
 	if f.Jq != "" {
 		var err error
-		if filter, err = wire.CompileFilter(f.Jq); err != nil {
+		if filter, err = jq.Compile(f.Jq); err != nil {
 			return err
 		}
 	}
@@ -265,7 +266,7 @@ const truncatedBelow = 32
 type session struct {
 	env      *cli.Env
 	f        *flags
-	filter   *wire.Filter
+	filter   *jq.Filter
 	name     string
 	hdr      wire.Header
 	out      *bufio.Writer

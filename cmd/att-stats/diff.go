@@ -14,6 +14,7 @@ import (
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/hidden"
+	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -37,7 +38,7 @@ type diffRow struct {
 // content: a header row naming CodeObj is a stats CSV, a JSON document
 // with "code" a code.json, anything else a record stream (folded as
 // without --diff, with the index, --run, --merge-runs and --jq).
-func readDiffSide(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, path string) (*diffSide, error) {
+func readDiffSide(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, path string) (*diffSide, error) {
 	head, err := sniff(path)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/hidden"
+	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -47,10 +48,10 @@ func stats(env *cli.Env, f *flags) error {
 	if err := cli.Distinct(f.Streams); err != nil {
 		return err // folding one stream twice would double its counts
 	}
-	var filter *wire.Filter
+	var filter *jq.Filter
 	if f.Jq != "" {
 		var err error
-		if filter, err = wire.CompileFilter(f.Jq); err != nil {
+		if filter, err = jq.Compile(f.Jq); err != nil {
 			return err
 		}
 	}
@@ -123,7 +124,7 @@ func stats(env *cli.Env, f *flags) error {
 }
 
 // diff is att-stats --diff BEFORE AFTER.
-func diff(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter) error {
+func diff(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter) error {
 	if len(f.Streams) != 2 {
 		return cli.Errorf(cli.ExitUsage, "--diff takes two inputs, BEFORE and AFTER (got %d)", len(f.Streams))
 	}
@@ -154,7 +155,7 @@ func needsHidden(format string) bool {
 // skipped. With an analyzer, the waves folded and the other-SIMD records
 // of the same parts go to it too, each part (one shader engine's trace)
 // as its own shader-engine key.
-func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *wire.Filter, prog *progress, an *hidden.Analyzer) (map[int]*fold.Fold, error) {
+func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog *progress, an *hidden.Analyzer) (map[int]*fold.Fold, error) {
 	paths := f.Streams
 	if len(paths) == 0 {
 		paths = []string{"-"}

@@ -23,7 +23,7 @@
 //
 // # JSON projection
 //
-// AppendJSON and JSONWriter give one JSON object per record, keys sorted
+// JSONWriter (AppendBatch, AppendRecord) gives one JSON object per record, keys sorted
 // (so `jq -c` and gojq print the same key order): "type" (the record type's
 // lower-case name, or its number when unknown), "se", "run", and the C
 // struct members of the newest decoder header, lower-cased; "size" and
@@ -51,11 +51,9 @@
 // batch per line, a new part wherever se or run changes, the left-out size
 // and reserved members zero.
 //
-// Filter runs a jq program (gojq) on that projection: for JSON output,
-// AppendResults prints what `jq -c` prints on the projection; for msgpack
-// output, Apply drops the records for which the program yields false, null
-// or nothing. (jq 1.6 prints integers above 2^53 as rounded doubles; gojq
-// keeps them exact.)
+// Package internal/jq runs the tools' --jq programs (gojq) on that
+// projection; it drops rejected records with Batch.Keep. It is a package of
+// its own so that this one, which every tool imports, does not pull in gojq.
 //
 // # Index stream
 //

@@ -126,14 +126,6 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// AppendJSON appends the JSON projection of record i of batch b, decoded
-// from a trace with header h, to dst: one object, keys sorted, no newline.
-// See the package documentation for the fields of each record type.
-func AppendJSON(dst []byte, h *Header, b *Batch, i int) []byte {
-	var o objBuilder
-	return o.record(dst, h, b, i)
-}
-
 func (o *objBuilder) record(dst []byte, h *Header, b *Batch, i int) []byte {
 	o.reset()
 	o.enum("type", b.Type.String())
@@ -315,6 +307,14 @@ func b2u(v bool) uint64 {
 // A JSONWriter writes the JSON projection of batches, one record per line.
 type JSONWriter struct {
 	o objBuilder
+}
+
+// AppendRecord appends the JSON projection of record i of batch b, decoded
+// from a trace with header h, to dst: one object, keys sorted, no newline.
+// An unknown batch has one record, its raw bytes. See the package
+// documentation for the fields of each record type.
+func (j *JSONWriter) AppendRecord(dst []byte, h *Header, b *Batch, i int) []byte {
+	return j.o.record(dst, h, b, i)
 }
 
 // AppendBatch appends every record of b as a line to dst.

@@ -408,7 +408,72 @@ type Batch struct {
 	Markers     []Marker
 	Raw         Raw
 
-	emptied bool // set by Filter.Apply when it dropped a single-value batch
+	emptied bool // set by Keep when it dropped a single-value batch
+}
+
+// Keep removes, in place, every record i of b for which keep[i] is false
+// (keep has b.Len() entries; an unknown batch counts as one record). A
+// GFXIP, RT_FREQUENCY or unknown batch is kept or dropped whole; Empty then
+// reports the drop. Each kept wave keeps its own slices.
+func (b *Batch) Keep(keep []bool) {
+	switch {
+	case !b.Type.Known(), b.Type == TypeGFXIP, b.Type == TypeRTFrequency:
+		if len(keep) > 0 && !keep[0] {
+			b.Reset(b.Type)
+			b.Raw.Count = 0
+			b.emptied = true
+		}
+		return
+	}
+	b.Info = compactSlice(b.Info, keep, b.Type == TypeInfo)
+	b.Occupancy = compactSlice(b.Occupancy, keep, b.Type == TypeOccupancy)
+	b.PerfEvents = compactSlice(b.PerfEvents, keep, b.Type == TypePerfEvent)
+	b.Events = compactSlice(b.Events, keep, b.Type == TypeEvent)
+	b.ShaderData = compactSlice(b.ShaderData, keep, b.Type == TypeShaderData)
+	b.Realtime = compactSlice(b.Realtime, keep, b.Type == TypeRealtime)
+	b.OtherSIMD = compactSlice(b.OtherSIMD, keep, b.Type == TypeInstOtherSIMD)
+	b.Dispatches = compactSlice(b.Dispatches, keep, b.Type == TypeDispatch)
+	b.Markers = compactSlice(b.Markers, keep, b.Type == TypeMarker)
+	if b.Type == TypeWave {
+		// Swap rather than overwrite so each wave keeps its own slices.
+		j := 0
+		for i, k := range keep {
+			if k {
+				b.Waves[i], b.Waves[j] = b.Waves[j], b.Waves[i]
+				j++
+			}
+		}
+		b.Waves = b.Waves[:j]
+	}
+}
+
+func compactSlice[T any](s []T, keep []bool, active bool) []T {
+	if !active {
+		return s
+	}
+	j := 0
+	for i, k := range keep {
+		if k {
+			s[j] = s[i]
+			j++
+		}
+	}
+	return s[:j]
+}
+
+// Empty reports whether b holds no record (after Keep dropped them all).
+func (b *Batch) Empty() bool {
+	if b.emptied {
+		return true
+	}
+	switch b.Type {
+	case TypeGFXIP, TypeRTFrequency:
+		return false
+	}
+	if !b.Type.Known() {
+		return false
+	}
+	return b.Len() == 0
 }
 
 // Clone returns a deep copy of b that shares no memory with it, as a

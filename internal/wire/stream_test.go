@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -319,92 +318,6 @@ func TestJSONProjectionGolden(t *testing.T) {
 	testutil.Golden(t, "all-types.jsonl", out)
 }
 
-// TestJQAgreesWithRealJQ checks the --jq contract: a filter run by the
-// tools prints what `jq -c` prints on the tools' JSON output.
-func TestJQAgreesWithRealJQ(t *testing.T) {
-	jq, err := exec.LookPath("jq")
-	if err != nil {
-		t.Skip("jq not on PATH (apt-get install jq)")
-	}
-	h := sampleHeader()
-	bs := sampleBatches()
-	// jq 1.6 prints integers above 2^53 as rounded doubles; gojq keeps them
-	// exact. Keep the comparison to values both print alike.
-	bs[1].Events[1].Payload = 1<<32 | 3
-	bs[4].Waves[0].Instructions[1].PC.Address = 1 << 40
-	var jw JSONWriter
-	var projection []byte
-	for i := range bs {
-		projection = jw.AppendBatch(projection, &h, &bs[i])
-	}
-	in := filepath.Join(t.TempDir(), "in.jsonl")
-	os.WriteFile(in, projection, 0o644)
-	for _, f := range []string{
-		".",
-		"select(.type == \"wave\") | .instructions[] | select(.category == \"valu\")",
-		"select(.type == \"occupancy\") | {cu, simd, start}",
-		"select(.type == \"event\") | .event_type",
-		".type",
-		"select(.type == \"marker\") | .name, .shaderdata.value",
-		"select(.type == \"wave\") | [.timeline[].duration] | add",
-		"empty",
-		"select(.se == 0 and .run == 1) | keys",
-	} {
-		want, err := exec.Command(jq, "-c", f, in).Output()
-		if err != nil {
-			t.Fatalf("jq %q: %v", f, err)
-		}
-		flt, err := CompileFilter(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []byte
-		for i := range bs {
-			n := bs[i].Len()
-			if !bs[i].Type.Known() {
-				n = 1
-			}
-			for k := 0; k < n; k++ {
-				if got, err = flt.AppendResults(got, &h, &bs[i], k); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("filter %q:\n gojq: %s\n   jq: %s", f, got, want)
-		}
-	}
-}
-
-func TestFilterApply(t *testing.T) {
-	h := sampleHeader()
-	f, err := CompileFilter(`.type != "occupancy" or .start == 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs := sampleBatches()
-	for i := range bs {
-		if err := f.Apply(&h, &bs[i]); err != nil {
-			t.Fatal(err)
-		}
-		if bs[i].Type == TypeOccupancy && (len(bs[i].Occupancy) != 1 || !bs[i].Occupancy[0].Start) {
-			t.Errorf("occupancy after filter: %+v", bs[i].Occupancy)
-		}
-		if bs[i].Type != TypeOccupancy && bs[i].Empty() {
-			t.Errorf("%v batch emptied", bs[i].Type)
-		}
-	}
-	if _, err := CompileFilter("select(("); err == nil || codeOf(err) != 2 {
-		t.Errorf("bad filter: %v", err)
-	}
-	g, _ := CompileFilter(`.type == "gfxip" | not`)
-	b := Batch{Type: TypeGFXIP, GFXIP: 9}
-	g.Apply(&h, &b)
-	if !b.Empty() {
-		t.Error("rejected gfxip batch not empty")
-	}
-}
-
 func FuzzReader(f *testing.F) {
 	f.Add(encodeStream(f, sampleHeader(), sampleBatches()))
 	b := sampleBatches()
@@ -492,4 +405,53 @@ func scribble(v reflect.Value) {
 	case reflect.Bool:
 		v.SetBool(!v.Bool())
 	}
+}
+
+// TestBatchKeep: Keep drops the records marked false and keeps the others
+// in order; a single-value batch is dropped whole and then Empty.
+func TestBatchKeep(t *testing.T) {
+	for _, b := range sampleBatches() {
+		n := b.Len()
+		if !b.Type.Known() {
+			n = 1
+		}
+		want := b.Clone()
+		keep := make([]bool, n)
+		for i := range keep {
+			keep[i] = i%2 == 1
+		}
+		b.Keep(keep)
+		switch {
+		case !b.Type.Known(), b.Type == TypeGFXIP, b.Type == TypeRTFrequency:
+			if !b.Empty() {
+				t.Errorf("%v: dropped single-value batch not empty", b.Type)
+			}
+			continue
+		}
+		var got, exp []string
+		for i := 0; i < b.Len(); i++ {
+			got = append(got, string(projectRecord(&b, i)))
+		}
+		for i := 1; i < n; i += 2 {
+			exp = append(exp, string(projectRecord(&want, i)))
+		}
+		if !reflect.DeepEqual(got, exp) {
+			t.Errorf("%v: kept %q, want %q", b.Type, got, exp)
+		}
+		if b.Empty() != (len(exp) == 0) {
+			t.Errorf("%v: Empty() = %v with %d records", b.Type, b.Empty(), len(exp))
+		}
+	}
+	g := Batch{Type: TypeGFXIP, GFXIP: 9}
+	if g.Keep([]bool{true}); g.Empty() || g.GFXIP != 9 {
+		t.Errorf("kept gfxip batch: %+v", g)
+	}
+}
+
+// projectRecord is the JSON projection of record i of b, for
+// comparisons.
+func projectRecord(b *Batch, i int) []byte {
+	var j JSONWriter
+	h := sampleHeader()
+	return j.AppendRecord(nil, &h, b, i)
 }
