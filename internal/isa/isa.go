@@ -6,7 +6,6 @@ package isa
 
 import (
 	"sort"
-	"sync"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -72,33 +71,3 @@ func (t *Table) ISA(pc wire.PC) (string, uint64, bool) {
 
 // Len returns the number of instructions in the table.
 func (t *Table) Len() int { return len(t.m) }
-
-// A Cache remembers the answers of a slower Provider, misses included.
-type Cache struct {
-	p  Provider
-	mu sync.RWMutex
-	m  map[wire.PC]cached
-}
-
-type cached struct {
-	entry
-	ok bool
-}
-
-// NewCache returns a caching Provider in front of p.
-func NewCache(p Provider) *Cache { return &Cache{p: p, m: map[wire.PC]cached{}} }
-
-// ISA implements Provider.
-func (c *Cache) ISA(pc wire.PC) (string, uint64, bool) {
-	c.mu.RLock()
-	e, hit := c.m[pc]
-	c.mu.RUnlock()
-	if !hit {
-		text, size, ok := c.p.ISA(pc)
-		e = cached{entry{text, size}, ok}
-		c.mu.Lock()
-		c.m[pc] = e
-		c.mu.Unlock()
-	}
-	return e.text, e.size, e.ok
-}

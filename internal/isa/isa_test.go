@@ -1,7 +1,6 @@
 package isa
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -39,44 +38,5 @@ func TestTable(t *testing.T) {
 	}
 	if tab.Len() != 5 {
 		t.Errorf("Len = %d", tab.Len())
-	}
-}
-
-type counting struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (c *counting) ISA(pc wire.PC) (string, uint64, bool) {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-	if pc.Address == 4 {
-		return "s_nop 0", 4, true
-	}
-	return "", 0, false
-}
-
-func TestCache(t *testing.T) {
-	inner := &counting{}
-	c := NewCache(inner)
-	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 100; i++ {
-				if text, _, ok := c.ISA(wire.PC{Address: 4}); !ok || text != "s_nop 0" {
-					t.Error("hit answered wrong")
-				}
-				if _, _, ok := c.ISA(wire.PC{Address: 8}); ok {
-					t.Error("miss answered as hit")
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if inner.n > 8 {
-		t.Errorf("inner provider asked %d times; the cache should ask about twice", inner.n)
 	}
 }

@@ -210,7 +210,7 @@ func (o *jobj) failf(format string, args ...any) { o.fail(fmt.Errorf(format, arg
 func (o *jobj) recordType() (RecordType, error) {
 	switch v := o.m["type"].(type) {
 	case string:
-		if t, ok := ParseRecordType(v); ok {
+		if t, ok := parseRecordType(v); ok {
 			return t, nil
 		}
 		return 0, fmt.Errorf("unknown record type %q", v)

@@ -40,8 +40,8 @@ func (t RecordType) String() string {
 	return strconv.FormatUint(uint64(t), 10)
 }
 
-// ParseRecordType maps a JSON projection name back to its type.
-func ParseRecordType(s string) (RecordType, bool) {
+// parseRecordType maps a JSON projection name back to its type.
+func parseRecordType(s string) (RecordType, bool) {
 	for i, n := range recordTypeNames {
 		if n == s {
 			return RecordType(i), true
