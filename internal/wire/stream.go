@@ -117,7 +117,7 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		for i := range b.Occupancy {
 			dst = spill.check(dst)
 			o := &b.Occupancy[i]
-			dst = append(dst, 0x98)
+			dst = appendArrayLen(dst, nFields(TypeOccupancy))
 			dst = appendUint(dst, o.PC.Address)
 			dst = appendUint(dst, o.PC.CodeObjectID)
 			dst = appendUint(dst, o.Time)
@@ -132,7 +132,7 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		for i := range b.PerfEvents {
 			dst = spill.check(dst)
 			p := &b.PerfEvents[i]
-			dst = append(dst, 0x97)
+			dst = appendArrayLen(dst, nFields(TypePerfEvent))
 			dst = appendInt(dst, p.Time)
 			for _, e := range p.Events {
 				dst = appendUint(dst, uint64(e))
@@ -151,7 +151,7 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		for i := range b.Events {
 			dst = spill.check(dst)
 			e := &b.Events[i]
-			dst = append(dst, 0x98)
+			dst = appendArrayLen(dst, nFields(TypeEvent))
 			dst = appendUint(dst, e.Size)
 			dst = appendInt(dst, e.Time)
 			dst = appendInt(dst, int64(e.Type))
@@ -172,7 +172,7 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		for i := range b.Realtime {
 			dst = spill.check(dst)
 			r := &b.Realtime[i]
-			dst = append(dst, 0x93)
+			dst = appendArrayLen(dst, nFields(TypeRealtime))
 			dst = appendInt(dst, r.ShaderClock)
 			dst = appendUint(dst, r.RealtimeClock)
 			dst = appendUint(dst, r.Reserved)
@@ -182,7 +182,7 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		for i := range b.OtherSIMD {
 			dst = spill.check(dst)
 			o := &b.OtherSIMD[i]
-			dst = append(dst, 0x95)
+			dst = appendArrayLen(dst, nFields(TypeInstOtherSIMD))
 			dst = appendUint(dst, o.Size)
 			dst = appendInt(dst, o.Time)
 			dst = appendUint(dst, uint64(o.Cycles))
@@ -194,7 +194,7 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		for i := range b.Dispatches {
 			dst = spill.check(dst)
 			d := &b.Dispatches[i]
-			dst = appendArrayLen(dst, 16)
+			dst = appendArrayLen(dst, nFields(TypeDispatch))
 			dst = appendUint(dst, d.Size)
 			dst = appendInt(dst, d.Time)
 			dst = appendUint(dst, uint64(d.MEID))
@@ -217,7 +217,7 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		for i := range b.Markers {
 			dst = spill.check(dst)
 			k := &b.Markers[i]
-			dst = appendArrayLen(dst, 16)
+			dst = appendArrayLen(dst, nFields(TypeMarker))
 			dst = appendUint(dst, k.Size)
 			dst = appendShaderData(dst, &k.ShaderData)
 			dst = appendUint(dst, k.KernelEntry.Address)
@@ -235,7 +235,7 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 			dst = appendUint(dst, uint64(k.Reserved))
 		}
 	default:
-		dst = append(dst, 0x93)
+		dst = appendArrayLen(dst, nRaw)
 		dst = appendUint(dst, b.Raw.Count)
 		dst = appendUint(dst, b.Raw.ElemSize)
 		dst = appendBin(dst, b.Raw.Data)
@@ -251,7 +251,7 @@ func appendStrOrNil(dst []byte, s string, null bool) []byte {
 }
 
 func appendShaderData(dst []byte, s *ShaderData) []byte {
-	dst = append(dst, 0x97)
+	dst = appendArrayLen(dst, nFields(TypeShaderData))
 	dst = appendInt(dst, s.Time)
 	dst = appendUint(dst, s.Value)
 	dst = appendUint(dst, uint64(s.CU))
@@ -266,7 +266,7 @@ func appendShaderData(dst []byte, s *ShaderData) []byte {
 // the bulk of every stream, and flat arrays of small integers are the
 // cheapest msgpack there is to write and read.
 func appendWave(dst []byte, w *Wave) []byte {
-	dst = append(dst, 0x9d)
+	dst = appendArrayLen(dst, nFields(TypeWave))
 	dst = appendUint(dst, uint64(w.CU))
 	dst = appendUint(dst, uint64(w.SIMD))
 	dst = appendUint(dst, uint64(w.WaveID))
@@ -278,12 +278,12 @@ func appendWave(dst []byte, w *Wave) []byte {
 	dst = appendUint(dst, w.Size)
 	dst = appendInt(dst, w.BeginTime)
 	dst = appendInt(dst, w.EndTime)
-	dst = appendArrayLen(dst, 2*len(w.Timeline))
+	dst = appendArrayLen(dst, nTimeline*len(w.Timeline))
 	for _, s := range w.Timeline {
 		dst = appendInt(dst, int64(s.Type))
 		dst = appendInt(dst, int64(s.Duration))
 	}
-	dst = appendArrayLen(dst, 6*len(w.Instructions))
+	dst = appendArrayLen(dst, nInstruction*len(w.Instructions))
 	for i := range w.Instructions {
 		in := &w.Instructions[i]
 		dst = appendUint(dst, uint64(in.Category))
@@ -518,7 +518,7 @@ func (rd *Reader) readBatch() {
 		return
 	}
 	if !t.Known() {
-		if m.wantArray("raw batch", 3) {
+		if m.wantArray("raw batch", nRaw) {
 			b.Raw.Count = m.uint()
 			b.Raw.ElemSize = m.uint()
 			b.Raw.Data = m.bin(b.Raw.Data)
@@ -532,7 +532,7 @@ func (rd *Reader) readBatch() {
 			b.Info = append(b.Info, Info(m.uint()))
 		case TypeOccupancy:
 			var o Occupancy
-			if m.wantArray("occupancy", 8) {
+			if m.wantArray("occupancy", nFields(TypeOccupancy)) {
 				o.PC.Address = m.uint()
 				o.PC.CodeObjectID = m.uint()
 				o.Time = m.uint()
@@ -545,7 +545,7 @@ func (rd *Reader) readBatch() {
 			b.Occupancy = append(b.Occupancy, o)
 		case TypePerfEvent:
 			var p PerfEvent
-			if m.wantArray("perfevent", 7) {
+			if m.wantArray("perfevent", nFields(TypePerfEvent)) {
 				p.Time = m.int()
 				for k := range p.Events {
 					p.Events[k] = uint16(m.uint())
@@ -563,7 +563,7 @@ func (rd *Reader) readBatch() {
 			rd.readWave(&b.Waves[len(b.Waves)-1])
 		case TypeEvent:
 			var e Event
-			if m.wantArray("event", 8) {
+			if m.wantArray("event", nFields(TypeEvent)) {
 				e.Size = m.uint()
 				e.Time = m.int()
 				e.Type = EventType(m.int())
@@ -580,7 +580,7 @@ func (rd *Reader) readBatch() {
 			b.ShaderData = append(b.ShaderData, s)
 		case TypeRealtime:
 			var r Realtime
-			if m.wantArray("realtime", 3) {
+			if m.wantArray("realtime", nFields(TypeRealtime)) {
 				r.ShaderClock = m.int()
 				r.RealtimeClock = m.uint()
 				r.Reserved = m.uint()
@@ -588,7 +588,7 @@ func (rd *Reader) readBatch() {
 			b.Realtime = append(b.Realtime, r)
 		case TypeInstOtherSIMD:
 			var o OtherSIMD
-			if m.wantArray("inst_other_simd", 5) {
+			if m.wantArray("inst_other_simd", nFields(TypeInstOtherSIMD)) {
 				o.Size = m.uint()
 				o.Time = m.int()
 				o.Cycles = uint16(m.uint())
@@ -598,7 +598,7 @@ func (rd *Reader) readBatch() {
 			b.OtherSIMD = append(b.OtherSIMD, o)
 		case TypeDispatch:
 			var d Dispatch
-			if m.wantArray("dispatch", 16) {
+			if m.wantArray("dispatch", nFields(TypeDispatch)) {
 				d.Size = m.uint()
 				d.Time = m.int()
 				d.MEID = uint8(m.uint())
@@ -619,7 +619,7 @@ func (rd *Reader) readBatch() {
 			b.Dispatches = append(b.Dispatches, d)
 		case TypeMarker:
 			var k Marker
-			if m.wantArray("marker", 16) {
+			if m.wantArray("marker", nFields(TypeMarker)) {
 				k.Size = m.uint()
 				rd.readShaderData(&k.ShaderData)
 				k.KernelEntry.Address = m.uint()
@@ -643,7 +643,7 @@ func (rd *Reader) readBatch() {
 
 func (rd *Reader) readShaderData(s *ShaderData) {
 	m := &rd.m
-	if m.wantArray("shaderdata", 7) {
+	if m.wantArray("shaderdata", nFields(TypeShaderData)) {
 		s.Time = m.int()
 		s.Value = m.uint()
 		s.CU = uint8(m.uint())
@@ -659,7 +659,7 @@ func (rd *Reader) readWave(w *Wave) {
 	tl, ins := w.Timeline[:0], w.Instructions[:0]
 	*w = Wave{}
 	defer func() { w.Timeline, w.Instructions = tl, ins }()
-	if !m.wantArray("wave", 13) {
+	if !m.wantArray("wave", nFields(TypeWave)) {
 		return
 	}
 	w.CU = uint8(m.uint())
@@ -674,22 +674,22 @@ func (rd *Reader) readWave(w *Wave) {
 	w.BeginTime = m.int()
 	w.EndTime = m.int()
 	n := m.arrayLen()
-	if n%2 != 0 {
-		m.failf("wave timeline: %d values is not a multiple of 2", n)
+	if n%nTimeline != 0 {
+		m.failf("wave timeline: %d values is not a multiple of %d", n, nTimeline)
 		return
 	}
-	for i := 0; i < n/2 && m.err == nil; i++ {
+	for i := 0; i < n/nTimeline && m.err == nil; i++ {
 		tl = append(tl, WaveState{Type: WaveStateType(m.int()), Duration: int32(m.int())})
 	}
 	n = m.arrayLen()
-	if n%6 != 0 {
-		m.failf("wave instructions: %d values is not a multiple of 6", n)
+	if n%nInstruction != 0 {
+		m.failf("wave instructions: %d values is not a multiple of %d", n, nInstruction)
 		return
 	}
-	for i := 0; i < n/6 && m.err == nil; i++ {
+	for i := 0; i < n/nInstruction && m.err == nil; i++ {
 		if !slowPath {
 			var k int
-			if ins, k = m.fastInstructions(ins, n/6-i); k > 0 {
+			if ins, k = m.fastInstructions(ins, n/nInstruction-i); k > 0 {
 				i += k - 1
 				continue
 			}
