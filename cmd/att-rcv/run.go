@@ -11,6 +11,7 @@ import (
 
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/fold"
+	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/rcv"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -25,7 +26,7 @@ type flags struct {
 	Formats         []string `default:"json,csv" sep:"none" placeholder:"F" help:"Comma-separated outputs: json (viewer files), csv (stats_<DIR name>.csv next to DIR); default json,csv."`
 	NoDecodeMarkers bool     `help:"Keep packed marker values and arrival times (no marker correction)."`
 	Counters        []string `sep:"none" placeholder:"NAME,..." help:"Perf counters the capture was made with, in rocprofv3's --att-perfcounters order (NAME, or NAME:MASK for a SIMD mask other than f); they name the viewer's Counters series: the first four bank 0's values, the next four bank 1's. At most 8."`
-	Force           bool     `help:"Write into an existing DIR that is not empty."`
+	Force           bool     `help:"Replace an existing DIR that is not empty (and its stats CSV) as a whole."`
 	Progress        bool     `help:"Print a summary on stderr (default: when stderr is a terminal)."`
 	Check           bool     `help:"Instead of writing DIR, check it as ROCprof Compute Viewer loads it: every file it would drop or fail on, and broken cross-references, one problem a line; exit 1 if any."`
 	Streams         []string `arg:"" optional:"" name:"stream" help:"Record streams of one run; none or - reads stdin."`
@@ -86,10 +87,10 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	defer func() { signal.Stop(sig); close(done) }()
 	go func() {
 		select {
-		case <-sig:
+		case s := <-sig:
 			folder.Abort()
 			fmt.Fprintf(env.Stderr, "%s: interrupted\n", env.Name)
-			exit(cli.ExitFailed)
+			exit(publish.ExitStatus(s))
 		case <-done:
 		}
 	}()

@@ -294,22 +294,27 @@ func TestExistingFolder(t *testing.T) {
 	before := listTree(t, out)
 	// A folder with content is refused, and left alone.
 	code, _, stderr := runCmd(t, nil, "-d", out, "--index", index, a)
-	if code != cli.ExitFailed || !strings.Contains(stderr, "is not empty (use --force to write into it)") {
+	if code != cli.ExitFailed || !strings.Contains(stderr, "is not empty (use --force to replace it)") {
 		t.Errorf("non-empty folder: exit %d, %q", code, stderr)
 	}
 	if got := listTree(t, out); strings.Join(got, " ") != strings.Join(before, " ") {
 		t.Errorf("refused run changed the folder")
 	}
-	// --force writes into it: the files of the run replace theirs, a
-	// foreign file stays.
+	// --force replaces it whole: no file of the earlier folder stays
+	// (a wave file of the first run would be one the new filenames.json
+	// does not list).
 	writeFile(t, out, "notes.txt", []byte("mine"))
 	code, _, stderr = runCmd(t, nil, "--force", "-d", out, "--index", index, "--formats", "json", b)
 	if code != 0 {
 		t.Fatalf("--force: exit %d: %s", code, stderr)
 	}
-	if data, _ := os.ReadFile(filepath.Join(out, "notes.txt")); string(data) != "mine" {
-		t.Errorf("--force removed a foreign file")
+	if _, err := os.Stat(filepath.Join(out, "notes.txt")); !os.IsNotExist(err) {
+		t.Errorf("a file of the earlier folder survived --force: %v", err)
 	}
+	if err := rcv.CheckFolder(out); err != nil {
+		t.Errorf("after --force: %v", err)
+	}
+	writeFile(t, out, "notes.txt", []byte("mine"))
 	fn, _ := os.ReadFile(filepath.Join(out, "filenames.json"))
 	if strings.Contains(string(fn), "se0_sm1_sl2_wv0.json") {
 		t.Errorf("filenames.json is not the second run's")

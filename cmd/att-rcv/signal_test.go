@@ -53,7 +53,7 @@ func TestInterrupt(t *testing.T) {
 	defer killer.Stop()
 	err = cmd.Wait()
 	stdin.Close()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || stderr.String() != "att-rcv: interrupted\n" {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || stderr.String() != "att-rcv: interrupted\n" {
 		t.Errorf("exit %v, stderr %q", err, stderr.String())
 	}
 	noLeftovers(t, parent)

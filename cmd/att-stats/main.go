@@ -105,6 +105,14 @@
 // version.
 package main
 
-import "os"
+import (
+	"os"
 
-func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+	"github.com/attkit/attkit/internal/publish"
+)
+
+func main() {
+	// An interrupt removes the temporary of -o: what was at FILE stays.
+	publish.RemoveOnSignal()
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/attkit/attkit/internal/exitcode"
+	"github.com/attkit/attkit/internal/publish"
 )
 
 // Exit codes shared by all tools: those of package exitcode, named here
@@ -158,65 +158,14 @@ func (e *Env) Open(path string) (io.ReadCloser, string, error) {
 	return f, path, nil
 }
 
-// WriteFileAtomic writes a file through a temporary file in the same
-// directory and renames it into place, so that a failure never leaves a
-// partial file at path. A symbolic link is followed: its target is
-// replaced, the link stays. A path that is not a regular file (/dev/null,
-// a FIFO, a terminal) is written directly: renaming over it would replace
-// the device with a file.
-func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
-	path = followLinks(path)
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		if err := write(f); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// followLinks returns the file a chain of symbolic links ends at, which
-// need not exist yet; path itself when it is not a link.
-func followLinks(path string) string {
-	for range 40 {
-		target, err := os.Readlink(path)
-		if err != nil {
-			return path
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
-		}
-		path = target
-	}
-	return path
+// WriteFileAtomic writes a file through a temporary sibling renamed into
+// place when write succeeded (publish.WriteFile): a failure, or an
+// interrupt in a tool that called publish.RemoveOnSignal, never leaves a
+// partial file at path or a temporary beside it. A symbolic link is
+// followed: its target is replaced, the link stays. A path that is not a
+// regular file (/dev/null, a FIFO, a terminal) is written directly.
+func WriteFileAtomic(path string, write func(w io.Writer) error) error {
+	return publish.WriteFile(path, write)
 }
 
 // ProgressWanted reports whether progress goes to stderr: when asked with

@@ -310,10 +310,11 @@ func (w swap) undo() {
 func (s *Set) put(it item) (swap, error) {
 	st, err := os.Lstat(it.target)
 	if err != nil || !occupied(it.target) {
-		if err == nil && st.IsDir() && !it.dir {
-			os.Remove(it.target) // an empty directory where a file goes
+		if err == nil && st.IsDir() {
+			// An empty directory: rename(2) may replace it, but not on
+			// every file system (overlayfs says EEXIST).
+			os.Remove(it.target)
 		}
-		// rename(2) replaces nothing here but an empty directory.
 		if err := os.Rename(it.tmp, it.target); err != nil {
 			return swap{}, fmt.Errorf("writing %s: %w", it.target, unwrapPath(err))
 		}
@@ -447,6 +448,11 @@ func WriteFile(path string, write func(w io.Writer) error) error {
 	}
 	if err := write(f); err != nil {
 		f.Close()
+		// An error of the temporary file names the user's path.
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == tmp {
+			pe.Path = path
+		}
 		return err
 	}
 	if err := f.Close(); err != nil {

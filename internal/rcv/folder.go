@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/attkit/attkit/internal/publish"
 )
 
 // A Sink receives the files of a viewer folder by base name.
@@ -19,8 +21,9 @@ type Sink interface {
 
 // FolderOptions configure NewFolder.
 type FolderOptions struct {
-	// Force allows writing into an existing directory that is not empty.
-	// Files of the run replace files of the same name; other files stay.
+	// Force allows replacing an existing directory that is not empty: at
+	// Commit the earlier folder (and sibling files) give way to the new
+	// ones as a whole.
 	Force bool
 	// Create, when set, opens a new file for writing in place of os.Create.
 	// Tests use it to simulate a full disk.
@@ -28,28 +31,30 @@ type FolderOptions struct {
 }
 
 // A Folder is a viewer folder under construction. Files go into a
-// temporary sibling of the target directory (or, when only the target is
-// writable, a temporary directory inside it); Commit moves them into
-// place, Abort removes everything the Folder created, including parent
-// directories it had to make. Abort may be called from another goroutine
-// (a signal handler); the other methods are for one goroutine.
+// temporary sibling of the target directory, and sibling files (the stats
+// CSV) under temporary names beside it; Commit renames them all into place
+// together through a publish.Set, so that two processes writing one folder
+// never mix their files, and an earlier folder is replaced whole (with
+// Force) or left alone. Only when the target exists and its parent is not
+// writable are the files built in a temporary directory inside the target
+// and moved up at Commit. Abort removes everything the Folder created,
+// including parent directories it had to make. Abort may be called from
+// another goroutine (a signal handler); the other methods are for one
+// goroutine.
 type Folder struct {
-	dir      string // target, absolute
-	tmp      string // temporary sibling directory
-	exists   bool   // the target existed when the Folder was made
-	created  []string
-	siblings []sibling
-	create   func(path string) (io.WriteCloser, error)
+	dir     string // target, absolute
+	tmp     string // temporary directory
+	inside  bool   // tmp is inside dir (the parent is not writable)
+	exists  bool   // the target existed when the Folder was made
+	created []string
+	set     *publish.Set
+	create  func(path string) (io.WriteCloser, error)
 
 	mu     sync.Mutex // Abort may come from a signal handler
 	closed bool
 }
 
 var errClosed = errors.New("the folder was aborted")
-
-// A sibling is a file written next to the folder (the stats CSV), kept
-// under a temporary name until Commit.
-type sibling struct{ tmp, path string }
 
 // NewFolder prepares to write the folder dir. It refuses a dir that is not
 // a directory, and one that holds files unless opt.Force is set. Missing
@@ -64,7 +69,7 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	f := &Folder{dir: abs, create: opt.Create}
+	f := &Folder{dir: abs, create: opt.Create, set: publish.NewSet(opt.Force)}
 	if f.create == nil {
 		f.create = func(path string) (io.WriteCloser, error) {
 			return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
@@ -79,7 +84,7 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 			return nil, err
 		}
 		if !empty && !opt.Force {
-			return nil, fmt.Errorf("%s exists and is not empty (use --force to write into it)", dir)
+			return nil, fmt.Errorf("%s exists and is not empty (use --force to replace it)", dir)
 		}
 		f.exists = true
 	case !errors.Is(err, fs.ErrNotExist):
@@ -90,11 +95,12 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 		f.Abort()
 		return nil, fmt.Errorf("creating %s: %w", parent, unwrapPath(err))
 	}
-	tmp, err := mkdirTemp(parent, "."+filepath.Base(abs)+".tmp-")
+	tmp, err := f.set.Dir(abs)
 	if err != nil && f.exists {
 		// The parent is not writable but the folder exists: build inside
 		// it, and move the files up at Commit.
 		tmp, err = mkdirTemp(abs, ".att-rcv.tmp-")
+		f.inside = true
 	}
 	if err != nil {
 		f.Abort()
@@ -197,10 +203,12 @@ func (f *Folder) WriteSibling(name string, write func(w io.Writer) error) error 
 		return errClosed
 	}
 	path := filepath.Join(filepath.Dir(f.dir), name)
-	tmp := filepath.Join(filepath.Dir(f.dir), "."+name+filepath.Base(f.tmp))
-	w, err := f.create(tmp)
+	tmp, err := f.set.File(path)
+	var w io.WriteCloser
 	if err == nil {
-		f.siblings = append(f.siblings, sibling{tmp: tmp, path: path})
+		w, err = f.create(tmp)
+	}
+	if err == nil {
 		err = write(w)
 		if cerr := w.Close(); err == nil {
 			err = cerr
@@ -212,45 +220,31 @@ func (f *Folder) WriteSibling(name string, write func(w io.Writer) error) error 
 	return nil
 }
 
-// Commit moves the folder into place: a rename of the temporary directory
-// when the target did not exist or was empty, else a rename of each file
-// into the existing directory. Sibling files are renamed last.
+// Commit moves the folder and its sibling files into place together (see
+// publish.Set.Commit): an earlier folder that is not empty is replaced
+// whole with Force, else refused.
 func (f *Folder) Commit() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return errors.New("rcv: folder already committed or aborted")
 	}
-	if err := f.moveIn(); err != nil {
+	if f.inside {
+		if err := f.moveUp(); err != nil {
+			f.abort()
+			return err
+		}
+	}
+	if err := f.set.Commit(); err != nil {
 		f.abort()
 		return err
 	}
 	f.closed = true
-	for i, s := range f.siblings {
-		if err := os.Rename(s.tmp, s.path); err != nil {
-			for _, t := range f.siblings[i:] {
-				os.Remove(t.tmp)
-			}
-			return fmt.Errorf("writing %s: %w", s.path, unwrapPath(err))
-		}
-	}
 	return nil
 }
 
-func (f *Folder) moveIn() error {
-	if f.exists && filepath.Dir(f.tmp) != f.dir {
-		if empty, err := isEmptyDir(f.dir); err == nil && empty {
-			if os.Remove(f.dir) == nil {
-				f.exists = false
-			}
-		}
-	}
-	if !f.exists {
-		if err := os.Rename(f.tmp, f.dir); err != nil {
-			return fmt.Errorf("moving the folder into place: %w", err)
-		}
-		return nil
-	}
+// moveUp renames the files built inside the target into it.
+func (f *Folder) moveUp() error {
 	entries, err := os.ReadDir(f.tmp)
 	if err != nil {
 		return err
@@ -275,13 +269,10 @@ func (f *Folder) Abort() {
 }
 
 func (f *Folder) abort() {
-	if f.tmp != "" && !f.closed {
+	if f.tmp != "" && !f.closed && f.inside {
 		os.RemoveAll(f.tmp)
 	}
-	for _, s := range f.siblings {
-		os.Remove(s.tmp)
-	}
-	f.siblings = nil
+	f.set.Abort()
 	if !f.closed {
 		for i := len(f.created) - 1; i >= 0; i-- {
 			os.Remove(f.created[i])

@@ -85,14 +85,15 @@ func TestFolderRefusals(t *testing.T) {
 	}{
 		{"file", FolderOptions{}, "exists and is not a directory"},
 		{"file/ui", FolderOptions{}, "not a directory"},
-		{"full", FolderOptions{}, "is not empty (use --force to write into it)"},
+		{"full", FolderOptions{}, "is not empty (use --force to replace it)"},
 	} {
 		_, err := NewFolder(filepath.Join(base, tc.dir), tc.opt)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.dir, err, tc.want)
 		}
 	}
-	// --force merges into the existing folder.
+	// --force replaces the existing folder whole: its other files go.
+	os.WriteFile(filepath.Join(base, "full", "c"), []byte("old"), 0o644)
 	f, err := NewFolder(filepath.Join(base, "full"), FolderOptions{Force: true})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +107,9 @@ func TestFolderRefusals(t *testing.T) {
 		if data, _ := os.ReadFile(filepath.Join(base, "full", name)); string(data) != want {
 			t.Errorf("%s: %q", name, data)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "full", "c")); !os.IsNotExist(err) {
+		t.Errorf("a file of the earlier folder survived --force: %v", err)
 	}
 	entries, _ := os.ReadDir(base)
 	if len(entries) != 2 {
