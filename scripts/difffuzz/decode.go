@@ -147,13 +147,12 @@ func panicSite() string {
 //
 // The worker also makes the library's results independent of what it
 // decoded before. At the end of a buffer without zero padding the 0.1.6
-// library reads a few bytes past the buffer's end; internal/cdec hands it
-// each trace in a 1 MiB malloc'ed buffer, and once one such buffer has
-// been freed glibc raises its mmap threshold and serves the next from the
-// heap, with the previous trace's bytes still there. Fixing the threshold
-// (MALLOC_MMAP_THRESHOLD_) keeps every buffer a fresh zero-filled mapping,
-// as the first decode of a new process sees it: bytes past the end read as
-// zero, as sqtt-format.md §1.3 and the native decoder take them.
+// library reads a few bytes past the buffer's end (sqtt-format.md A.4 item
+// 8.6); internal/cdec now follows every buffer with 16 zero bytes, so these
+// read as zero in every process. The fixed glibc mmap threshold
+// (MALLOC_MMAP_THRESHOLD_) is kept as a second guard: it makes every large
+// buffer a fresh zero-filled mapping, as the first decode of a new process
+// sees it.
 const envWorker = "DIFFFUZZ_WORKER"
 
 type request struct {
