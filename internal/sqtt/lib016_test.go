@@ -188,6 +188,32 @@ func libCases016() []libCase {
 			cs = append(cs, libCase{name: sprintf("rdna-gfx%d-zero-run-lead%d-pad%d", gen, lead, pad), data: b})
 		}
 	}
+	// 2.3.6 wave end and A.4 item 7.12: 0.1.6 closes a wave with a MESSAGE
+	// from its last instruction's end whatever its trap state.
+	for _, gen := range []int{11, 12} {
+		h := func() *rb {
+			return newRB(gen).header(map[int]int{11: 3, 12: 4}[gen], 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).
+				at(100).waveStart(0, 0, 0, 0, 0, 0, 1)
+		}
+		for name, r := range map[string]*rb{
+			"trap-open":                    h().at(104).valu(0).at(110).inst(0, codeTrap).at(130).waveEnd(0, 0, 0, 0),
+			"trap-returned-without-new-pc": h().at(104).valu(0).at(110).inst(0, codeTrap).at(115).valu(0).at(120).inst(0, codeReturnExc).at(125).valu(0).at(130).waveEnd(0, 0, 0, 0),
+			"trap-only":                    h().at(104).inst(0, codeTrap).at(130).waveEnd(0, 0, 0, 0),
+			"save-context-open":            h().at(104).valu(0).at(120).misc(0x08).at(125).valu(0).at(130).waveEnd(0, 0, 0, 0),
+			"trap-again":                   h().at(104).valu(0).at(110).inst(0, codeTrap).at(120).inst(0, codeReturnExc).at(125).inst(0, codeTrap).at(130).waveEnd(0, 0, 0, 0),
+			"trap-after-smem":              h().at(104).inst(0, 1).at(110).inst(0, codeTrap).at(130).waveEnd(0, 0, 0, 0),
+			"no-instructions":              h().at(130).waveEnd(0, 0, 0, 0),
+			"trap-returned":                h().at(104).valu(0).at(110).inst(0, codeTrap).at(120).inst(0, codeReturnExc).at(121).newPC(0, 0x2004).at(125).valu(0).at(130).waveEnd(0, 0, 0, 0),
+			"save-context-returned":        h().at(104).valu(0).at(120).misc(0x08).at(122).inst(0, codeReturnExc).at(123).newPC(0, 0x2004).at(125).valu(0).at(130).waveEnd(0, 0, 0, 0),
+			"trap-returned-late-new-pc":    h().at(104).valu(0).at(110).inst(0, codeTrap).at(120).inst(0, codeReturnExc).at(125).valu(0).at(127).newPC(0, 0x2004).at(130).waveEnd(0, 0, 0, 0),
+			"new-pc-in-trap":               h().at(104).valu(0).at(110).inst(0, codeTrap).at(121).newPC(0, 0x2004).at(125).valu(0).at(130).waveEnd(0, 0, 0, 0),
+			"trap-twice":                   h().at(104).valu(0).at(110).inst(0, codeTrap).at(112).inst(0, codeTrap).at(130).waveEnd(0, 0, 0, 0),
+		} {
+			cs = append(cs, libCase{name: sprintf("rdna-gfx%d-closing-message-%s", gen, name), data: r.nop().pad()})
+		}
+	}
+	cs = append(cs, libCase{name: "rdna-gfx12-context-restore", data: scenarioContext(), isa: newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_nop 0",
+		"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm")})
 	return cs
 }
 

@@ -645,11 +645,13 @@ func (r *rdna) newPC(w *rwave, t int64, addr uint64) {
 	w.setPC(r.regs.code.translate(addr))
 }
 
-// complete ends a wave at token time t (2.3.6).
-func (w *rwave) complete(t int64) {
+// complete ends a wave at token time t (2.3.6). The closing MESSAGE, from
+// the end of the last instruction to t, needs the wave out of a trap or
+// context save; 0.1.6 (old) adds it in any state (A.4 item 7.12).
+func (w *rwave) complete(t int64, old bool) {
 	w.setState(wire.StateEmpty, t)
 	w.end, w.ended = t, true
-	if n := len(w.insts); n > 0 && w.trap == trapRestored {
+	if n := len(w.insts); n > 0 && (w.trap == trapRestored || old) {
 		if e := end(&w.insts[n-1]); e < t {
 			w.insts = append(w.insts, wire.Instruction{Time: e, Category: wire.CatMessage, Duration: int32(t - e)})
 		}
@@ -823,7 +825,7 @@ func (r *rdna) waveEnd(t rdnaTok) error {
 			return nil
 		}
 		if w := r.top(uint64(slot)); w != nil {
-			w.complete(now)
+			w.complete(now, r.ps.old)
 			if r.ps.old {
 				// 0.1.6 emits a wave at its WAVE_END (A.3 item 4; real
 				// traces gfx1100_gemm_0 and gfx1200_gemm_0, where waves
