@@ -11,32 +11,35 @@ import (
 // side (SMEM..VALU, IMMED, BVH) have the public instruction category's
 // number, so the two compare directly.
 const (
-	lcSkip         = 0
-	lcSMEM         = 1
-	lcSALU         = 2
-	lcVMEM         = 3
-	lcFLAT         = 4
-	lcLDS          = 5
-	lcVALU         = 6
-	lcImmed        = 9
-	lcBVH          = 12
-	lcDontKnow     = 15
-	lcBranch       = 16
-	lcBarrierExcl  = 17
-	lcMFMAScale    = 18
-	lcGFX9Barrier  = 19
-	lcVMovB64      = 20
-	lcNone         = 255 // no category yet (trie nodes)
-	catUnfinished  = uint8(wire.CatUnresolved)
-	catDropped016  = 254 // a dropped OTHER_MSG kept in place (Compat016)
-	catContext     = uint8(wire.CatContext)
-	catMessage     = uint8(wire.CatMessage)
-	catJump        = uint8(wire.CatJump)
-	catNext        = uint8(wire.CatNext)
-	catImmed       = uint8(wire.CatImmed)
-	catVALU        = uint8(wire.CatVALU)
-	catFLAT        = uint8(wire.CatFLAT)
-	maxStitchFails = 1000
+	lcSkip        = 0
+	lcSMEM        = 1
+	lcSALU        = 2
+	lcVMEM        = 3
+	lcFLAT        = 4
+	lcLDS         = 5
+	lcVALU        = 6
+	lcImmed       = 9
+	lcBVH         = 12
+	lcDontKnow    = 15
+	lcBranch      = 16
+	lcBarrierExcl = 17
+	lcMFMAScale   = 18
+	lcGFX9Barrier = 19
+	lcVMovB64     = 20
+	lcNone        = 255 // no category yet (trie nodes)
+	catUnfinished = uint8(wire.CatUnresolved)
+	catDropped016 = 254 // a dropped OTHER_MSG kept in place (Compat016)
+	// cat016Unfinished is the category 0.1.6 reports for an unfinished
+	// entry that has a PC (A.4 item 8.2); no wire category has the value.
+	cat016Unfinished = wire.InstCategory(16)
+	catContext       = uint8(wire.CatContext)
+	catMessage       = uint8(wire.CatMessage)
+	catJump          = uint8(wire.CatJump)
+	catNext          = uint8(wire.CatNext)
+	catImmed         = uint8(wire.CatImmed)
+	catVALU          = uint8(wire.CatVALU)
+	catFLAT          = uint8(wire.CatFLAT)
+	maxStitchFails   = 1000
 )
 
 // line is one cached answer of the ISA provider (3.1).

@@ -214,6 +214,18 @@ func libCases016() []libCase {
 	}
 	cs = append(cs, libCase{name: "rdna-gfx12-context-restore", data: scenarioContext(), isa: newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_nop 0",
 		"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm")})
+	// A.4 item 8.2: an ISSUE never matched by an INST stays a placeholder,
+	// reported as category 16 when the stitcher gave it a PC, else NONE.
+	isaP := newTable(0, "0x1000 4 s_mov_b32 s0, 0", "0x1004 4 v_mov_b32 v0, 0", "0x1008 4 s_endpgm")
+	cs = append(cs,
+		libCase{name: "gfx9-placeholder-first", isa: isaP, data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).at(120).issue1(isInst).bytes()},
+		libCase{name: "gfx9-placeholder-no-isa", data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).at(120).issue1(isInst).bytes()},
+		libCase{name: "gfx9-placeholder-after-salu", isa: isaP, data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).at(116).issue1(isInst).at(120).inst(0, 0, instSALU32).at(124).issue1(isInst).bytes()},
+		libCase{name: "gfx9-placeholder-two", isa: isaP, data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).at(120).issue1(isInst).at(124).issue1(isInst).bytes()},
+		libCase{name: "gfx9-placeholder-wave-end", isa: isaP, data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).at(120).issue1(isInst).at(132).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-placeholder-valu-line", isa: newTable(0, "0x1000 4 v_mov_b32 v0, 0"), data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).at(120).issue1(isInst).bytes()},
+		libCase{name: "gfx9-placeholder-waitcnt-line", isa: newTable(0, "0x1000 4 s_waitcnt vmcnt(0)"), data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).at(120).issue1(isInst).bytes()},
+	)
 	return cs
 }
 

@@ -314,7 +314,12 @@ func (ps *parseState) finishWave(w *wave) error {
 	for i := range w.insts {
 		w.insts[i].Stall &= 0xFFFFFF
 		if ps.old && uint8(w.insts[i].Category) == catUnfinished {
-			w.insts[i].Category = wire.CatNone // as 0.1.6 reports them
+			// As 0.1.6 reports them (A.4 item 8.2): category 16 when the
+			// stitcher gave the entry a PC, else NONE.
+			w.insts[i].Category = wire.CatNone
+			if w.insts[i].PC != (wire.PC{}) {
+				w.insts[i].Category = cat016Unfinished
+			}
 		}
 	}
 	return ps.em.waveRec(wire.Wave{

@@ -888,10 +888,14 @@ func (m *model) emitWave(w *mwave) {
 	}
 	m.waveInfo(!w.ended && !w.trapping, n, len(ins), w.pcInfos)
 	if m.v016 {
-		// Observed: 0.1.6 reports unresolved placeholders as NONE.
+		// Observed: 0.1.6 reports unresolved placeholders as NONE, or
+		// as 16 when the stitcher gave them a PC (spec A.4 item 8.2).
 		for i := range ins {
 			if ins[i].Category == catPlaceholder {
 				ins[i].Category = wire.CatNone
+				if ins[i].PC != (wire.PC{}) {
+					ins[i].Category = 16
+				}
 			}
 		}
 	}
