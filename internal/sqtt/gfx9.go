@@ -327,6 +327,11 @@ func (g *gfx9) deliver(t token) error {
 		return g.misc(t, now)
 	case tWaveStart:
 		return g.waveStart(t, now)
+	case tWaveAlloc:
+		// No record, but the library checks its slot (A.4 item 8.9).
+		if slot := t.v >> 10 & 0xF; slot >= gfx9Slots {
+			return badSlot(t, slot)
+		}
 	case tWaveEnd:
 		return g.waveEnd(t, now)
 	case tInstPC:
@@ -555,6 +560,27 @@ func (w *wave) programEnd016() {
 		// other OTHER_MSG.
 		return
 	}
+	if w.stallHead < len(w.stallStarts) && I.Time > w.stallStarts[w.stallHead] {
+		// Issued after a stall the message did not consume: it gets the
+		// stall as an instruction would, from the stall's start (or the
+		// end of the instruction before it), and the timeline stalls
+		// through it (A.4 item 8.8).
+		s := I.Time
+		p := end(&w.insts[n-2])
+		for w.stallHead < len(w.stallStarts) && I.Time > w.stallStarts[w.stallHead] {
+			s = max(w.stallStarts[w.stallHead], p)
+			w.stallHead++
+		}
+		c := I.Time + 4 - s
+		if w.stateStart > s {
+			w.cutTimelineKeep(w.stateStart - s)
+			w.stateStart = s
+		}
+		I.Time, I.Category, I.Duration, I.Stall = s, wire.CatMessage, int32(c), uint32(c-4)
+		w.timeline = append(w.timeline, wire.WaveState{Type: wire.StateStall, Duration: int32(c)})
+		w.stateStart = s + c
+		return
+	}
 	ti, c := immedSpan(w.insts[:n-1], I.Time)
 	if w.stateStart > ti {
 		w.cutTimeline(w.stateStart - ti)
@@ -562,6 +588,20 @@ func (w *wave) programEnd016() {
 	}
 	I.Time, I.Category, I.Duration, I.Stall = ti, wire.CatMessage, int32(c), 0
 	w.waitFrom(ti, c)
+}
+
+// cutTimelineKeep removes the last d cycles of the timeline, keeping a
+// segment it empties as a segment of duration 0.
+func (w *wave) cutTimelineKeep(d int64) {
+	for d > 0 && len(w.timeline) > 0 {
+		last := &w.timeline[len(w.timeline)-1]
+		if int64(last.Duration) >= d {
+			last.Duration -= int32(d)
+			break
+		}
+		d -= int64(last.Duration)
+		w.timeline = w.timeline[:len(w.timeline)-1]
+	}
 }
 
 // immedSpan is where an IMMED issued at t lies (2.2.6, ISSUE status 3):
@@ -689,9 +729,10 @@ func (g *gfx9) inst(t token, now int64) error {
 	}
 	n := len(w.insts)
 	if j >= n {
-		// An index left stale by an earlier deletion (open question 4) that
-		// now points past the end: the library would read out of bounds.
-		return nil
+		// An index left stale by an earlier deletion (open question 4)
+		// that now points past the end: AMD's 0.1.6 fails with invalid
+		// shader data (A.4 item 8.9), and so does the native decoder.
+		return &DataError{Offset: t.off, Msg: "an INST token resolves an issued instruction that an earlier token deleted"}
 	}
 	I := &w.insts[j]
 	if n >= 2 && I.Time < end(&w.insts[n-2]) {

@@ -226,6 +226,19 @@ func libCases016() []libCase {
 		libCase{name: "gfx9-placeholder-valu-line", isa: newTable(0, "0x1000 4 v_mov_b32 v0, 0"), data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).at(120).issue1(isInst).bytes()},
 		libCase{name: "gfx9-placeholder-waitcnt-line", isa: newTable(0, "0x1000 4 s_waitcnt vmcnt(0)"), data: newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0).at(120).issue1(isInst).bytes()},
 	)
+	// A.4 items 8.8 and 8.9: the closing OTHER_MSG after a stall; a stale
+	// issue index and a WAVE_ALLOC slot above 9 are invalid shader data.
+	isaQ := newTable(0, "0x1000 4 s_mov_b32 s0, 0", "0x1004 4 v_mov_b32 v0, 0", "0x1008 4 s_mov_b32 s0, 0", "0x100c 4 s_endpgm")
+	ws0 := func() *tb { return newTB(4, 0, false).pgm(1, 0, 0x1000).at(100).waveStart(0, 0, 0, 1, 0, 1, 0) }
+	cs = append(cs,
+		libCase{name: "gfx9-stale-issue-index", isa: isaQ, data: ws0().at(120).issue1(isInst).issue1(isInst).at(124).inst(0, 0, 9).inst(0, 0, instSALU32).at(140).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-stale-issue-index-no-end", isa: isaQ, data: ws0().at(120).issue1(isInst).issue1(isInst).at(124).inst(0, 0, 9).inst(0, 0, instSALU32).bytes()},
+		libCase{name: "gfx9-stale-issue-index-3", isa: isaQ, data: ws0().at(120).issue1(isInst).issue1(isInst).issue1(isInst).at(124).inst(0, 0, 9).inst(0, 0, instSALU32).inst(0, 0, instSALU32).at(140).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-wave-alloc-slot12", data: newTB(4, 0, false).put(tWaveAlloc|group(0, 1, 12, 3), 2).bytes()},
+		libCase{name: "gfx9-wave-alloc-slot9", data: newTB(4, 0, false).put(tWaveAlloc|group(0, 1, 9, 3), 2).bytes()},
+		libCase{name: "gfx9-endpgm-after-stall", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).
+			at(128).issue1(isStall).at(136).issue1(isInst).inst(0, 0, instOtherMsg).at(136).waveEnd(0, 0, 0).bytes()},
+	)
 	return cs
 }
 
