@@ -35,8 +35,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -111,9 +113,16 @@ type Options struct {
 }
 
 type scope struct {
-	key   Scope
-	pipes [nPipes]coalescer
-	sums  []Latency // per PC id, with Options.ByScope
+	key    Scope
+	pipes  [nPipes]coalescer
+	blocks []block   // the scope's waves in the spool, in order
+	sums   []Latency // per PC id, with Options.ByScope
+}
+
+// A block is one wave's place in the spool.
+type block struct {
+	off int64
+	n   int
 }
 
 // An Analyzer gathers the waves and other-SIMD records of a capture and
@@ -132,15 +141,26 @@ type Analyzer struct {
 	spool    *bufio.Writer
 	file     *os.File
 	mem      *bytes.Buffer
+	spoolOff int64
+	window   int // bytes the spool is read back by (tests make it small)
 	block    []byte
 	waveSpan [nPipes][]Span
+	waveIv   []Interval
+
+	// The worker goroutine (AddWave) and its chunks; workErr is the
+	// worker's until workDone is closed.
+	work     chan *chunk
+	free     chan *chunk
+	cur      *chunk
+	workDone chan struct{}
+	workErr  error
 	err      error
 	done     bool
 }
 
 // New returns an empty Analyzer. Call Close when done with it.
 func New(opt Options) *Analyzer {
-	a := &Analyzer{opt: opt, byPC: map[wire.PC]uint32{}, byScope: map[Scope]int{}, other: map[int]*coalescer{}}
+	a := &Analyzer{opt: opt, byPC: map[wire.PC]uint32{}, byScope: map[Scope]int{}, other: map[int]*coalescer{}, window: 1 << 20}
 	return a
 }
 
@@ -162,8 +182,9 @@ func (a *Analyzer) openSpool() error {
 	return nil
 }
 
-// Close removes the spool file.
+// Close stops the worker and removes the spool file.
 func (a *Analyzer) Close() error {
+	a.stopWorker()
 	if a.file == nil {
 		return nil
 	}
@@ -208,6 +229,10 @@ func (a *Analyzer) scope(k Scope) (int, *scope) {
 // AddWave adds a wave of the shader engine keyed se: its busy intervals to
 // the scope (se, w.SIMD), its instructions to the spool. It keeps no
 // reference to w.
+//
+// With more than one CPU the work is done by a goroutine of the Analyzer
+// while the caller reads on: AddWave copies the instructions into a
+// chunk and hands full chunks over.
 func (a *Analyzer) AddWave(se int, w *wire.Wave) error {
 	if a.err != nil {
 		return a.err
@@ -215,20 +240,84 @@ func (a *Analyzer) AddWave(se int, w *wire.Wave) error {
 	if a.done {
 		return errors.New("hidden: AddWave after Result")
 	}
-	if a.err = a.openSpool(); a.err != nil {
+	if runtime.GOMAXPROCS(0) == 1 {
+		a.err = a.addWave(se, w.SIMD, w.BeginTime, w.Instructions)
 		return a.err
 	}
-	si, sc := a.scope(Scope{SE: se, SIMD: w.SIMD})
+	if a.work == nil {
+		a.startWorker()
+	}
+	c := a.cur
+	lo := len(c.insts)
+	c.insts = append(c.insts, w.Instructions...)
+	c.waves = append(c.waves, waveRef{se: se, simd: w.SIMD, begin: w.BeginTime, lo: lo, hi: len(c.insts)})
+	if len(c.insts) >= 1<<16 {
+		a.work <- c
+		a.cur = <-a.free
+		a.cur.insts, a.cur.waves = a.cur.insts[:0], a.cur.waves[:0]
+	}
+	return nil
+}
+
+// A chunk carries waves to the worker goroutine.
+type chunk struct {
+	waves []waveRef
+	insts []wire.Instruction
+}
+
+type waveRef struct {
+	se     int
+	simd   uint8
+	begin  int64
+	lo, hi int
+}
+
+func (a *Analyzer) startWorker() {
+	a.work = make(chan *chunk, 2)
+	a.free = make(chan *chunk, 3)
+	a.free <- &chunk{}
+	a.free <- &chunk{}
+	a.cur = &chunk{}
+	a.workDone = make(chan struct{})
+	go func() {
+		defer close(a.workDone)
+		for c := range a.work {
+			for _, w := range c.waves {
+				if a.workErr == nil {
+					a.workErr = a.addWave(w.se, w.simd, w.begin, c.insts[w.lo:w.hi])
+				}
+			}
+			a.free <- c
+		}
+	}()
+}
+
+// stopWorker hands the last chunk over and waits for the worker.
+func (a *Analyzer) stopWorker() error {
+	if a.work == nil {
+		return nil
+	}
+	a.work <- a.cur
+	close(a.work)
+	<-a.workDone
+	a.work = nil
+	return a.workErr
+}
+
+func (a *Analyzer) addWave(se int, simd uint8, begin int64, insts []wire.Instruction) error {
+	if err := a.openSpool(); err != nil {
+		return err
+	}
+	_, sc := a.scope(Scope{SE: se, SIMD: simd})
 	for p := range a.waveSpan {
 		a.waveSpan[p] = a.waveSpan[p][:0]
 	}
 	b := a.block[:0]
-	b = binary.AppendUvarint(b, uint64(si))
-	b = binary.AppendVarint(b, w.BeginTime)
-	b = binary.AppendUvarint(b, uint64(len(w.Instructions)))
-	prev := w.BeginTime
-	for i := range w.Instructions {
-		in := &w.Instructions[i]
+	b = binary.AppendVarint(b, begin)
+	b = binary.AppendUvarint(b, uint64(len(insts)))
+	prev := begin
+	for i := range insts {
+		in := &insts[i]
 		id := a.pcID(in.PC)
 		stall := int64(in.Stall)
 		cycles := max(stall, int64(in.Duration))
@@ -254,19 +343,16 @@ func (a *Analyzer) AddWave(se int, w *wire.Wave) error {
 	// Coalescing the wave's spans first is exact (coalescing is
 	// compositional, see coalescer) and leaves few intervals to merge.
 	for p := range a.waveSpan {
-		for _, iv := range Coalesce(a.waveSpan[p]) {
+		a.waveIv = coalesceTo(a.waveIv[:0], a.waveSpan[p])
+		for _, iv := range a.waveIv {
 			sc.pipes[p].add(Span{Start: iv.Start(), Len: iv.Len})
 		}
 	}
-	var hdr [binary.MaxVarintLen64]byte
-	if _, err := a.spool.Write(binary.AppendUvarint(hdr[:0], uint64(len(b)))); err != nil {
-		a.err = fmt.Errorf("hidden-latency spool: %w", err)
-		return a.err
-	}
 	if _, err := a.spool.Write(b); err != nil {
-		a.err = fmt.Errorf("hidden-latency spool: %w", err)
-		return a.err
+		return fmt.Errorf("hidden-latency spool: %w", err)
 	}
+	sc.blocks = append(sc.blocks, block{a.spoolOff, len(b)})
+	a.spoolOff += int64(len(b))
 	a.block = b
 	return nil
 }
@@ -305,37 +391,67 @@ type lists struct {
 }
 
 // Result computes the hidden latency of everything added. It reads the
-// spool back; the Analyzer takes no more input afterwards.
+// spool back one scope at a time, so that only one scope's unions exist
+// at once; the Analyzer takes no more input afterwards.
 func (a *Analyzer) Result() (*Result, error) {
 	if a.err != nil {
 		return nil, a.err
 	}
+	if a.done {
+		return nil, errors.New("hidden: Result called twice")
+	}
 	a.done = true
-	ls := make([]lists, len(a.scopes))
-	for i, sc := range a.scopes {
+	if a.err = a.stopWorker(); a.err != nil {
+		return nil, a.err
+	}
+	if a.spool != nil {
+		if err := a.spool.Flush(); err != nil {
+			return nil, fmt.Errorf("hidden-latency spool: %w", err)
+		}
+	}
+	// Scopes are independent: walk them on every CPU, each worker with
+	// its own sums, one scope's unions per worker at a time.
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(a.scopes)))
+	type part struct {
+		sums    []Latency
+		touched []bool
+		err     error
+	}
+	parts := make([]part, workers)
+	next := make(chan *scope)
+	var wg sync.WaitGroup
+	for w := range parts {
+		p := &parts[w]
+		p.sums, p.touched = make([]Latency, len(a.pcs)), make([]bool, len(a.pcs))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rd := spoolReader{a: a}
+			for sc := range next {
+				if p.err == nil {
+					p.err = a.walkScope(sc, &rd, p.sums, p.touched)
+				}
+			}
+		}()
+	}
+	for _, sc := range a.scopes {
 		if o := a.other[sc.key.SE]; o != nil {
 			sc.pipes[pipeVmem].addAll(o)
 		}
-		var iv [nPipes][]Interval
-		for p := range sc.pipes {
-			iv[p] = sc.pipes[p].intervals()
-			sc.pipes[p] = coalescer{}
-			ls[i].own[p] = NewList(iv[p])
-		}
-		math := Union(iv[pipeValu], iv[pipeMatrix])
-		vector := Union(math, iv[pipeVmem])
-		ls[i].math = NewList(math)
-		ls[i].vector = NewList(vector)
-		ls[i].allOf = NewList(Union(vector, iv[pipeScalar]))
-		if a.opt.ByScope {
-			sc.sums = make([]Latency, len(a.pcs))
+		next <- sc
+	}
+	close(next)
+	wg.Wait()
+	sums, touched := parts[0].sums, parts[0].touched
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, p.err
 		}
 	}
-	sums := make([]Latency, len(a.pcs))
-	touched := make([]bool, len(a.pcs))
-	if a.spool != nil {
-		if err := a.replay(ls, sums, touched); err != nil {
-			return nil, err
+	for _, p := range parts[1:] {
+		for id := range sums {
+			sums[id].Add(p.sums[id])
+			touched[id] = touched[id] || p.touched[id]
 		}
 	}
 	res := &Result{ByPC: map[wire.PC]Latency{}}
@@ -344,12 +460,8 @@ func (a *Analyzer) Result() (*Result, error) {
 			res.ByPC[pc] = sums[id]
 		}
 	}
-	for _, se := range a.seOrder {
-		for _, sc := range a.scopes {
-			if sc.key.SE == se {
-				res.Scopes = append(res.Scopes, sc.key)
-			}
-		}
+	for _, sc := range a.scopes {
+		res.Scopes = append(res.Scopes, sc.key)
 	}
 	slices.SortStableFunc(res.Scopes, func(x, y Scope) int {
 		if x.SE != y.SE {
@@ -372,56 +484,81 @@ func (a *Analyzer) Result() (*Result, error) {
 	return res, nil
 }
 
-var errSpool = errors.New("hidden-latency spool: corrupt block")
-
-// replay reads the spool back and walks each wave (§8.2 item 6).
-func (a *Analyzer) replay(ls []lists, sums []Latency, touched []bool) error {
-	if err := a.spool.Flush(); err != nil {
-		return fmt.Errorf("hidden-latency spool: %w", err)
+// walkScope builds a scope's interval lists and walks its waves.
+func (a *Analyzer) walkScope(sc *scope, rd *spoolReader, sums []Latency, touched []bool) error {
+	var l lists
+	var iv [nPipes][]Interval
+	for p := range sc.pipes {
+		iv[p] = sc.pipes[p].intervals()
+		sc.pipes[p] = coalescer{}
+		l.own[p] = NewList(iv[p])
 	}
-	var src io.Reader
-	if a.mem != nil {
-		src = a.mem
-	} else {
-		if _, err := a.file.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("hidden-latency spool: %w", err)
-		}
-		src = a.file
+	math := Union(iv[pipeValu], iv[pipeMatrix])
+	vector := Union(math, iv[pipeVmem])
+	l.math = NewList(math)
+	l.vector = NewList(vector)
+	l.allOf = NewList(Union(vector, iv[pipeScalar]))
+	if a.opt.ByScope {
+		sc.sums = make([]Latency, len(a.pcs))
 	}
-	br := bufio.NewReaderSize(src, 256<<10)
-	buf := a.block
-	for {
-		n, err := binary.ReadUvarint(br)
-		if err == io.EOF {
-			return nil
-		}
+	for _, blk := range sc.blocks {
+		b, err := rd.read(blk)
 		if err != nil {
-			return fmt.Errorf("hidden-latency spool: %w", err)
+			return err
 		}
-		if n > 1<<40 {
-			return errSpool
-		}
-		buf = slices.Grow(buf[:0], int(n))[:n]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return fmt.Errorf("hidden-latency spool: %w", err)
-		}
-		if err := a.walk(buf, ls, sums, touched); err != nil {
+		if err := a.walk(b, &l, sums, sc.sums, touched); err != nil {
 			return err
 		}
 	}
+	sc.blocks = nil
+	return nil
 }
 
-// walk computes one spooled wave.
-func (a *Analyzer) walk(b []byte, ls []lists, sums []Latency, touched []bool) error {
+var errSpool = errors.New("hidden-latency spool: corrupt block")
+
+// spoolReader reads blocks back through a window of the spool: a scope's
+// blocks come in file order, and the waves of the scopes of one shader
+// engine are near each other.
+type spoolReader struct {
+	a      *Analyzer
+	win    []byte
+	winOff int64
+}
+
+func (r *spoolReader) read(b block) ([]byte, error) {
+	if r.a.mem != nil {
+		m := r.a.mem.Bytes()
+		if b.off+int64(b.n) > int64(len(m)) {
+			return nil, errSpool
+		}
+		return m[b.off : b.off+int64(b.n)], nil
+	}
+	if b.off < r.winOff || b.off+int64(b.n) > r.winOff+int64(len(r.win)) {
+		size := max(r.a.window, b.n)
+		if cap(r.win) < size {
+			r.win = make([]byte, size)
+		}
+		r.win = r.win[:size]
+		n, err := r.a.file.ReadAt(r.win, b.off)
+		if n < b.n {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("hidden-latency spool: %w", err)
+		}
+		r.win, r.winOff = r.win[:n], b.off
+	}
+	return r.win[b.off-r.winOff : b.off-r.winOff+int64(b.n)], nil
+}
+
+// walk computes one spooled wave (§8.2 item 6).
+func (a *Analyzer) walk(b []byte, l *lists, sums, scopeSums []Latency, touched []bool) error {
 	d := dec{b: b}
-	si := d.uvarint()
 	begin := d.varint()
 	n := d.uvarint()
-	if d.bad || si >= uint64(len(ls)) {
+	if d.bad {
 		return errSpool
 	}
-	l := &ls[si]
-	scopeSums := a.scopes[si].sums
 	last := begin
 	t := begin
 	for range n {

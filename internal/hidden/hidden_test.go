@@ -3,6 +3,7 @@ package hidden
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -125,6 +126,9 @@ func TestMatrixPipes(t *testing.T) {
 	defer a.Close()
 	w := wave(0, 0, ins(wire.CatVALU, otherPC, 10, 2, 10))
 	if err := a.AddWave(0, &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.stopWorker(); err != nil { // the wave is the worker's until then
 		t.Fatal(err)
 	}
 	sc := a.scopes[0]
@@ -558,4 +562,40 @@ func FuzzAnalyze(f *testing.F) {
 			t.Fatalf("%d PCs, oracle %d", len(res.ByPC), len(want))
 		}
 	})
+}
+
+// TestFileSpool: the spool in a file (read back through a window smaller
+// than the spool) gives what the in-memory spool gives, and Close removes
+// the file.
+func TestFileSpool(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	ses := randomCaptures(rng, 3, 4, 300, 40)
+	want := analyze(t, ses, randomMatrix)
+	dir := t.TempDir()
+	a := New(Options{Matrix: randomMatrix, SpoolDir: dir})
+	a.window = 4096
+	for se := range ses {
+		a.AddOther(se, ses[se].Other)
+		for i := range ses[se].Waves {
+			if err := a.AddWave(se, &ses[se].Waves[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got, err := a.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.spoolOff < 8*int64(a.window) {
+		t.Fatalf("spool of %d bytes: want several windows of %d", a.spoolOff, a.window)
+	}
+	if !reflect.DeepEqual(got.ByPC, want.ByPC) {
+		t.Errorf("file spool %v, memory %v", got.ByPC, want.ByPC)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("spool left behind: %v", ents)
+	}
 }

@@ -1,6 +1,9 @@
 package hidden
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // A Span is a raw busy interval [Start, Start+Len) of a pipe: one
 // instruction's issue window, or one other-SIMD record.
@@ -21,12 +24,14 @@ func (iv Interval) Start() int64 { return iv.End - iv.Len }
 // its full length to it, so an interval can reach past the true union of
 // its spans (upstream does this for parity with the viewer). Zero-length
 // spans take part. Coalesce sorts spans in place.
-func Coalesce(spans []Span) []Interval {
+func Coalesce(spans []Span) []Interval { return coalesceTo(nil, spans) }
+
+// coalesceTo is Coalesce appending to dst.
+func coalesceTo(out []Interval, spans []Span) []Interval {
 	if len(spans) == 0 {
-		return nil
+		return out
 	}
 	sortSpans(spans)
-	var out []Interval
 	acc := Span{Start: spans[0].Start}
 	for _, s := range spans {
 		if s.Start > acc.Start+acc.Len {
@@ -44,10 +49,23 @@ func Coalesce(spans []Span) []Interval {
 // first decides whether a new accumulator begins, the others then always
 // join), but a full order keeps the function deterministic for any input.
 func sortSpans(s []Span) {
-	if slices.IsSortedFunc(s, cmpSpan) {
-		return
+	// The spans of one wave come nearly sorted: insertion sort is linear
+	// then, and the fallback bounds the worst case.
+	moves := 0
+	for i := 1; i < len(s); i++ {
+		v := s[i]
+		j := i
+		for j > 0 && cmpSpan(v, s[j-1]) < 0 {
+			s[j] = s[j-1]
+			j--
+			moves++
+		}
+		s[j] = v
+		if moves > 8*len(s) {
+			slices.SortFunc(s, cmpSpan)
+			return
+		}
 	}
-	slices.SortFunc(s, cmpSpan)
 }
 
 func cmpSpan(a, b Span) int {
@@ -70,6 +88,14 @@ func cmpSpan(a, b Span) int {
 // interval when the next one starts at or before its end (touching
 // intervals merge).
 func Union(a, b []Interval) []Interval {
+	// One empty side: the other, unless it holds an empty interval to
+	// skip (coalesced intervals never touch, so nothing else changes).
+	if len(b) == 0 && !hasEmpty(a) {
+		return a
+	}
+	if len(a) == 0 && !hasEmpty(b) {
+		return b
+	}
 	out := make([]Interval, 0, len(a)+len(b))
 	add := func(iv Interval) {
 		if iv.Len <= 0 {
@@ -103,6 +129,15 @@ func Union(a, b []Interval) []Interval {
 		add(b[j])
 	}
 	return out
+}
+
+func hasEmpty(ivs []Interval) bool {
+	for _, iv := range ivs {
+		if iv.Len <= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // A List is an interval list ready for covered queries (§8.2 item 4):
@@ -141,25 +176,25 @@ func (l *List) Covered(c int64) int64 {
 		return 0
 	}
 	// i is the first interval ending after c. Start from the last answer
-	// and walk a few steps; jump by binary search when c is far away.
-	i := l.cur
-	switch {
-	case i < n && ivs[i].End <= c:
-		for k := 0; i < n && ivs[i].End <= c; k++ {
-			if k == 8 {
-				i += searchEnd(ivs[i:], c)
-				break
-			}
-			i++
+	// and gallop: the queries of one wave are nearly monotone.
+	i := min(l.cur, n)
+	if i < n && ivs[i].End <= c {
+		lo, step := i+1, 1
+		for lo < n && ivs[lo].End <= c {
+			i = lo
+			lo += step
+			step *= 2
 		}
-	case i > 0 && ivs[i-1].End > c:
-		for k := 0; i > 0 && ivs[i-1].End > c; k++ {
-			if k == 8 {
-				i = searchEnd(ivs[:i], c)
-				break
-			}
-			i--
+		i += searchEnd(ivs[i:min(lo, n)], c)
+	} else if i > 0 && ivs[i-1].End > c {
+		hi, step := i-1, 1
+		for hi > 0 && ivs[hi-1].End > c {
+			i = hi
+			hi -= step
+			step *= 2
 		}
+		hi = max(hi, 0)
+		i = hi + searchEnd(ivs[hi:i], c)
 	}
 	l.cur = i
 	sum := l.before[i]
@@ -248,70 +283,67 @@ func ownWindow(l *List, last, clock, stall int64) Latency {
 // after S+L sees the same accumulated length). TestCoalescerAgrees checks
 // it against Coalesce.
 type coalescer struct {
-	groups []Span // coalesced so far, sorted by start, as (start, length)
+	groups []Interval // coalesced so far, sorted
 	pend   []Span
-	tmp    []Span
 }
 
 func (c *coalescer) add(s Span) {
 	c.pend = append(c.pend, s)
-	if len(c.pend) >= max(4096, len(c.groups)) {
+	if len(c.pend) >= max(4096, len(c.groups)/4) {
 		c.flush()
 	}
 }
 
-// addGroups adds the spans of another coalescer (its groups are spans
+// addAll adds the intervals of another coalescer (its intervals are spans
 // too, by compositionality).
 func (c *coalescer) addAll(o *coalescer) {
 	o.flush()
-	for _, s := range o.groups {
-		c.add(s)
+	for _, iv := range o.groups {
+		c.add(Span{Start: iv.Start(), Len: iv.Len})
 	}
 }
 
+// flush sorts the pending spans, merges them into the intervals from the
+// back (in place) and coalesces the result in place.
 func (c *coalescer) flush() {
-	if len(c.pend) == 0 {
+	p := c.pend
+	if len(p) == 0 {
 		return
 	}
-	sortSpans(c.pend)
-	merged := c.tmp[:0]
-	g, p := c.groups, c.pend
-	for len(g) > 0 && len(p) > 0 {
-		if cmpSpan(p[0], g[0]) < 0 {
-			merged = append(merged, p[0])
-			p = p[1:]
+	// Sorted runs of many waves: pdqsort by start (the order of equal
+	// starts does not matter, see sortSpans).
+	slices.SortFunc(p, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
+	n := len(c.groups)
+	g := slices.Grow(c.groups, len(p))[:n+len(p)]
+	i, j := n-1, len(p)-1
+	for k := len(g) - 1; j >= 0; k-- {
+		if i >= 0 && (g[i].Start() > p[j].Start || g[i].Start() == p[j].Start && g[i].Len > p[j].Len) {
+			g[k] = g[i]
+			i--
 		} else {
-			merged = append(merged, g[0])
-			g = g[1:]
+			g[k] = Interval{End: p[j].Start + p[j].Len, Len: p[j].Len}
+			j--
 		}
 	}
-	merged = append(append(merged, g...), p...)
 	// Coalesce in place: out never overtakes the read position.
-	out := merged[:0]
-	acc := Span{Start: merged[0].Start}
-	for _, s := range merged {
-		if s.Start > acc.Start+acc.Len {
-			out = append(out, acc)
-			acc = s
+	out := g[:0]
+	acc := Span{Start: g[0].Start()}
+	for _, iv := range g {
+		if s := iv.Start(); s > acc.Start+acc.Len {
+			out = append(out, Interval{End: acc.Start + acc.Len, Len: acc.Len})
+			acc = Span{Start: s, Len: iv.Len}
 			continue
 		}
-		acc.Len += s.Len
+		acc.Len += iv.Len
 	}
-	out = append(out, acc)
-	c.tmp = c.groups[:0]
-	c.groups = out
-	c.pend = c.pend[:0]
+	c.groups = append(out, Interval{End: acc.Start + acc.Len, Len: acc.Len})
+	c.pend = p[:0]
 }
 
-// intervals returns the coalesced intervals of every span added.
+// intervals returns the coalesced intervals of every span added. The
+// coalescer keeps them: it must not be used afterwards.
 func (c *coalescer) intervals() []Interval {
 	c.flush()
-	if len(c.groups) == 0 {
-		return nil
-	}
-	out := make([]Interval, len(c.groups))
-	for i, g := range c.groups {
-		out[i] = Interval{End: g.Start + g.Len, Len: g.Len}
-	}
-	return out
+	c.pend = nil
+	return c.groups
 }

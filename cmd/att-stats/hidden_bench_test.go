@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/attkit/attkit/internal/sqttgen"
+	"github.com/attkit/attkit/internal/testutil"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+var (
+	benchTraceMB  = flag.Int("hidden-bench-mb", 100, "size of BenchmarkHiddenLatency's generated record stream, in MB")
+	benchTraceOut = flag.String("hidden-bench-out", "", "keep BenchmarkHiddenLatency's generated record stream at this path (to time the binary on it)")
+)
+
+// generatedStream writes a record stream of at least mb MB: the records of
+// traces sqttgen generates from the gfx942 kernels of its testdata (four
+// SIMDs, three wave slots each, waves one after another), one part per
+// shader engine, until the file is large enough. It returns the stream's
+// path, the index's and the instruction count.
+func generatedStream(b *testing.B, dir string, mb int) (stream, idx string, insts int64) {
+	idx = filepath.Join("..", "..", "internal", "sqttgen", "testdata", "gfx942.index")
+	ix, err := wire.ReadIndexFile(idx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stream = filepath.Join(dir, "gen.rec")
+	if *benchTraceOut != "" {
+		stream = *benchTraceOut
+		if f, err := os.Open(stream); err == nil { // made by an earlier run: reuse it
+			defer f.Close()
+			rd := wire.NewReader(f, stream)
+			for rd.Scan() {
+				if rd.Kind() == wire.KindBatch {
+					for _, w := range rd.Batch().Waves {
+						insts += int64(len(w.Instructions))
+					}
+				}
+			}
+			if rd.Err() != nil {
+				b.Fatal(rd.Err())
+			}
+			return stream, idx, insts
+		}
+	}
+	f, err := os.Create(stream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	cw := &countWriter{w: f}
+	bw := bufio.NewWriterSize(cw, 1<<20)
+	w := wire.NewWriter(bw)
+	for se := 0; cw.n+int64(bw.Buffered()) < int64(mb)<<20; se++ {
+		if err := w.WriteHeader(&wire.Header{Producer: "bench", Backend: "native",
+			Trace: wire.Trace{Path: fmt.Sprintf("se%d.att", se), SE: se, Run: 1, GFXIP: 9}}); err != nil {
+			b.Fatal(err)
+		}
+		cfg := sqttgen.Config{Index: ix, Seed: uint64(se + 1), SE: uint8(se), TargetBytes: 16 << 20, MaxTrips: 64, Instrument: true,
+			Emit: func(bt *wire.Batch) error {
+				for i := range bt.Waves {
+					insts += int64(len(bt.Waves[i].Instructions))
+				}
+				return w.WriteBatch(bt)
+			}}
+		if _, err := sqttgen.GenerateTo(io.Discard, cfg); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return stream, idx, insts
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// BenchmarkHiddenLatency runs att-stats on a generated record stream of at
+// least 100 MB (-hidden-bench-mb) from a file, as a user does: the stats
+// CSV alone, then hidden.csv and top (the stats fold plus the hidden
+// latency analysis) and pprof. The goal (issue 14): the analysis makes
+// att-stats at most 2x slower. Reported: the time per run (ns/op),
+// instructions/s, peak-heap-MiB and, for the analysis, slowdown (its time
+// over the csv run's, measured in the same benchmark run).
+func BenchmarkHiddenLatency(b *testing.B) {
+	dir := b.TempDir()
+	stream, idx, insts := generatedStream(b, dir, *benchTraceMB)
+	st, err := os.Stat(stream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("stream: %.1f MB, %d instructions", float64(st.Size())/1e6, insts)
+	var csvTime float64
+	for _, format := range []string{"csv", "hidden.csv", "top", "pprof"} {
+		b.Run("format="+format, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			runtime.GC()
+			stop := peakHeap()
+			cpu0 := testutil.CPUTime()
+			out := filepath.Join(dir, "out")
+			for b.Loop() {
+				var errb nullWriter
+				if code := run([]string{"--index", idx, "--format", format, "-o", out, stream}, nil, io.Discard, &errb); code != 0 {
+					b.Fatalf("exit %d", code)
+				}
+			}
+			cpu := testutil.CPUTime() - cpu0
+			peak := stop()
+			per := b.Elapsed().Seconds() / float64(b.N)
+			if format == "csv" {
+				csvTime = per
+			} else if csvTime > 0 {
+				b.ReportMetric(per/csvTime, "slowdown")
+			}
+			b.ReportMetric(float64(insts)*float64(b.N)/b.Elapsed().Seconds(), "instructions/s")
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
+}
+
+type nullWriter struct{}
+
+func (nullWriter) Write(p []byte) (int, error) { return len(p), nil }
