@@ -154,15 +154,21 @@ func TestPprofProfile(t *testing.T) {
 	}
 }
 
-// gotool runs go tool pprof in dir.
+// gotool runs go tool pprof in dir: the pprof binary that go tool -n
+// names, without starting the go command each time.
 func gotool(t *testing.T, dir string) func(args ...string) string {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go is not on PATH: cannot run go tool pprof")
 	}
+	out, err := exec.Command(goBin, "tool", "-n", "pprof").Output()
+	if err != nil {
+		t.Fatalf("go tool -n pprof: %v", err)
+	}
+	bin := strings.TrimSpace(string(out))
 	return func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(goBin, append([]string{"tool", "pprof"}, args...)...)
+		cmd := exec.Command(bin, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+dir)
 		var so, se bytes.Buffer

@@ -599,3 +599,26 @@ func TestFileSpool(t *testing.T) {
 		t.Errorf("spool left behind: %v", ents)
 	}
 }
+
+// TestCoalescerRadix: large flushes (radix-sorted, several digits, negative
+// and huge starts) agree with Coalesce.
+func TestCoalescerRadix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, spread := range []int64{100, 1 << 20, 1 << 40, -1} {
+		var all []Span
+		var c coalescer
+		for range 20000 {
+			var s Span
+			if spread < 0 {
+				s = Span{rng.Int64() - 1<<62, int64(rng.IntN(50))}
+			} else {
+				s = Span{rng.Int64N(spread) - spread/2, int64(rng.IntN(50))}
+			}
+			all = append(all, s)
+			c.add(s)
+		}
+		if got, want := c.intervals(), Coalesce(all); !reflect.DeepEqual(got, want) {
+			t.Errorf("spread %d: %d intervals in steps, %d at once", spread, len(got), len(want))
+		}
+	}
+}

@@ -285,6 +285,48 @@ func ownWindow(l *List, last, clock, stall int64) Latency {
 type coalescer struct {
 	groups []Interval // coalesced so far, sorted
 	pend   []Span
+	tmp    []Span // radix sort buffer
+}
+
+// radix sorts p by start, least significant 11-bit digit of start - min
+// first, in as many passes as the range of starts needs. It returns the
+// sorted spans, in p or in the coalescer's buffer.
+func (c *coalescer) radix(p []Span) []Span {
+	lo, hi := p[0].Start, p[0].Start
+	for _, s := range p {
+		lo, hi = min(lo, s.Start), max(hi, s.Start)
+	}
+	span := uint64(hi) - uint64(lo)
+	if len(p) < 256 {
+		slices.SortFunc(p, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
+		return p
+	}
+	c.tmp = slices.Grow(c.tmp[:0], len(p))[:len(p)]
+	src, dst := p, c.tmp
+	const bits = 11
+	var count [1 << bits]int
+	for shift := uint(0); shift < 64 && span>>shift != 0; shift += bits {
+		clear(count[:])
+		for _, s := range src {
+			count[(uint64(s.Start)-uint64(lo))>>shift&(1<<bits-1)]++
+		}
+		sum := 0
+		for i, n := range count {
+			count[i] = sum
+			sum += n
+		}
+		for _, s := range src {
+			d := (uint64(s.Start) - uint64(lo)) >> shift & (1<<bits - 1)
+			dst[count[d]] = s
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &p[0] {
+		c.tmp = p // keep both buffers
+		c.pend = src
+	}
+	return src
 }
 
 func (c *coalescer) add(s Span) {
@@ -310,9 +352,9 @@ func (c *coalescer) flush() {
 	if len(p) == 0 {
 		return
 	}
-	// Sorted runs of many waves: pdqsort by start (the order of equal
+	// Sorted runs of many waves: radix sort by start (the order of equal
 	// starts does not matter, see sortSpans).
-	slices.SortFunc(p, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
+	p = c.radix(p)
 	n := len(c.groups)
 	g := slices.Grow(c.groups, len(p))[:n+len(p)]
 	i, j := n-1, len(p)-1
@@ -337,7 +379,7 @@ func (c *coalescer) flush() {
 		acc.Len += iv.Len
 	}
 	c.groups = append(out, Interval{End: acc.Start + acc.Len, Len: acc.Len})
-	c.pend = p[:0]
+	c.pend = c.pend[:0]
 }
 
 // intervals returns the coalesced intervals of every span added. The
