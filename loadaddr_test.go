@@ -146,16 +146,7 @@ func TestCaptureWithoutLoadRecords(t *testing.T) {
 func writeRecords(t *testing.T, path string, se int, batches []wire.Batch) string {
 	t.Helper()
 	var b bytes.Buffer
-	w := wire.NewWriter(&b)
-	if err := w.WriteHeader(&wire.Header{Producer: "sqttgen", Trace: wire.Trace{SE: se, Run: 1, GFXIP: 9}}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range batches {
-		if err := w.WriteBatch(&batches[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if err := wire.WriteStream(&b, &wire.Header{Producer: "sqttgen", Trace: wire.Trace{SE: se, Run: 1, GFXIP: 9}}, batches...); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

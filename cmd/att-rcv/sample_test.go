@@ -64,20 +64,11 @@ type part struct {
 func encode(t testing.TB, parts ...part) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := wire.NewWriter(&buf)
 	for _, p := range parts {
-		if err := w.WriteHeader(&wire.Header{Producer: "att-rcv test", Backend: "native",
-			Trace: wire.Trace{Path: "sample.att", SE: p.se, Run: p.run, GFXIP: 9}}); err != nil {
+		if err := wire.WriteStream(&buf, &wire.Header{Producer: "att-rcv test", Backend: "native",
+			Trace: wire.Trace{Path: "sample.att", SE: p.se, Run: p.run, GFXIP: 9}}, p.batches...); err != nil {
 			t.Fatal(err)
 		}
-		for i := range p.batches {
-			if err := w.WriteBatch(&p.batches[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
 	}
 	return buf.Bytes()
 }

@@ -23,25 +23,15 @@ type part struct {
 func writeStream(t testing.TB, path string, parts ...part) string {
 	t.Helper()
 	var b bytes.Buffer
-	w := wire.NewWriter(&b)
 	for _, p := range parts {
-		if err := w.WriteHeader(&wire.Header{Producer: "att-stats test", Backend: "native",
-			Trace: wire.Trace{Path: "x.att", SE: p.se, Run: p.run, GFXIP: 9}}); err != nil {
-			t.Fatal(err)
-		}
-		occ := wire.Batch{Type: wire.TypeOccupancy, Occupancy: []wire.Occupancy{{PC: wire.PC{Address: 4864, CodeObjectID: 1}, Start: true}}}
-		if err := w.WriteBatch(&occ); err != nil {
-			t.Fatal(err)
-		}
+		batches := []wire.Batch{{Type: wire.TypeOccupancy, Occupancy: []wire.Occupancy{{PC: wire.PC{Address: 4864, CodeObjectID: 1}, Start: true}}}}
 		for i := range p.waves {
-			wb := wire.Batch{Type: wire.TypeWave, Waves: p.waves[i : i+1]}
-			if err := w.WriteBatch(&wb); err != nil {
-				t.Fatal(err)
-			}
+			batches = append(batches, wire.Batch{Type: wire.TypeWave, Waves: p.waves[i : i+1]})
 		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
+		if err := wire.WriteStream(&b, &wire.Header{Producer: "att-stats test", Backend: "native",
+			Trace: wire.Trace{Path: "x.att", SE: p.se, Run: p.run, GFXIP: 9}}, batches...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)

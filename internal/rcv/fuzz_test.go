@@ -12,12 +12,7 @@ import (
 // seedStream encodes a small run with every record type the writer reads.
 func seedStream(tb testing.TB, se int, batches ...wire.Batch) []byte {
 	var buf bytes.Buffer
-	w := wire.NewWriter(&buf)
-	w.WriteHeader(&wire.Header{Trace: wire.Trace{SE: se, Run: 1}})
-	for i := range batches {
-		w.WriteBatch(&batches[i])
-	}
-	if err := w.Flush(); err != nil {
+	if err := wire.WriteStream(&buf, &wire.Header{Trace: wire.Trace{SE: se, Run: 1}}, batches...); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()

@@ -95,6 +95,22 @@ func (f spiller) check(dst []byte) []byte {
 // Flush writes buffered data to the underlying writer.
 func (w *Writer) Flush() error { return w.bw.Flush() }
 
+// WriteStream writes one whole part to w: header h, then batches, flushed.
+// It is the whole of a producer that holds its records already (tests,
+// generators); a decoder streams with a Writer instead.
+func WriteStream(w io.Writer, h *Header, batches ...Batch) error {
+	sw := NewWriter(w)
+	if err := sw.WriteHeader(h); err != nil {
+		return err
+	}
+	for i := range batches {
+		if err := sw.WriteBatch(&batches[i]); err != nil {
+			return err
+		}
+	}
+	return sw.Flush()
+}
+
 // AppendBatch appends the msgpack encoding of b to dst.
 func AppendBatch(dst []byte, b *Batch) []byte { return appendBatch(dst, b, nil) }
 

@@ -58,16 +58,7 @@ func sampleHeader() Header {
 
 func encodeStream(t testing.TB, h Header, batches []Batch) []byte {
 	var buf bytes.Buffer
-	w := NewWriter(&buf)
-	if err := w.WriteHeader(&h); err != nil {
-		t.Fatal(err)
-	}
-	for i := range batches {
-		if err := w.WriteBatch(&batches[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if err := WriteStream(&buf, &h, batches...); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
