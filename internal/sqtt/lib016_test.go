@@ -239,6 +239,17 @@ func libCases016() []libCase {
 		libCase{name: "gfx9-endpgm-after-stall", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).
 			at(128).issue1(isStall).at(136).issue1(isInst).inst(0, 0, instOtherMsg).at(136).waveEnd(0, 0, 0).bytes()},
 	)
+	// 2.4 and A.4 W2: every instruction code of each generation, once in
+	// a wave of its own on the target SIMD and once for a wave slot without
+	// a wave (other-SIMD records), with a DPRate of 1.
+	for _, gen := range []int{10, 11, 12} {
+		r := newRB(gen).header(map[int]int{10: 2, 11: 3, 12: 4}[gen], 0, 0, 0, 1, 0, 0).pgm(0, 0, 0x2000)
+		for code := 0; code < 256; code++ {
+			t := int64(100 + 200*code)
+			r.at(t).waveStart(0, 0, 0, 0, 0, 0, 1).at(t+4).inst(0, code).at(t+10).inst(1, code).at(t+100).waveEnd(0, 0, 0, 0)
+		}
+		cs = append(cs, libCase{name: sprintf("rdna-gfx%d-every-code", gen), data: r.nop().pad()})
+	}
 	return cs
 }
 

@@ -272,14 +272,17 @@ var gfx12Insts = func() *instTable {
 }()
 
 // The tables of AMD's 0.1.6 library where they differ from 2.4 (observed
-// with that library on generated traces, A.4 W2): gfx11 codes 10 and 15 are
-// VALU 1 and 16 without dp-rate scaling, and the gfx12 other-SIMD codes
-// 85..89 are LDS rather than FLAT.
+// with that library on generated traces, A.4 W2, and for every code of each
+// generation by TestLibrary016's rdna-code-* cases): gfx11 codes 10 and 15
+// are VALU 1 and 16 without dp-rate scaling, gfx11 code 102 is other-SIMD
+// VMEM of 13 cycles, and the gfx12 other-SIMD codes 85..89 are LDS rather
+// than FLAT.
 var (
 	gfx11Insts016 = func() *instTable {
 		t := *gfx11Insts
 		t[10].cycles, t[10].dp = 1, false
 		t[15].cycles, t[15].dp = 16, false
+		t[102] = rdnaInst{cat: wire.CatVMEM, cycles: 13, other: true}
 		return &t
 	}()
 	gfx12Insts016 = func() *instTable {
