@@ -250,6 +250,17 @@ func libCases016() []libCase {
 		}
 		cs = append(cs, libCase{name: sprintf("rdna-gfx%d-every-code", gen), data: r.nop().pad()})
 	}
+	// 2.2.4: every gfx9 INST type, issued in a wave of its own.
+	{
+		b := newTB(4, 0, false).pgm(1, 0, 0x1000)
+		for k := 0; k < 32; k++ {
+			t := int64(100 + 100*k)
+			b.at(t).waveStart(0, 0, 0, 1, 0, 1, 0).at(t+8).issue1(isInst).at(t+12).inst(0, 0, k).
+				at(t+20).issue1(isInst).at(t+24).inst(0, 0, instSALU32).at(t+60).waveEnd(0, 0, 0)
+		}
+		cs = append(cs, libCase{name: "gfx9-every-inst-type", data: b.bytes(),
+			isa: newTable(0, "0x1000 4 s_mov_b32 s0, 0", "0x1004 4 s_mov_b32 s1, 0", "0x1008 4 s_endpgm")})
+	}
 	return cs
 }
 
