@@ -27,8 +27,8 @@ const catPlaceholder = wire.CatUnresolved
 // catDropped016 marks an OTHER_MSG the 0.1.6 model keeps until emission.
 const catDropped016 wire.InstCategory = 0xFE
 
-// mwave is the model's state of one traced wave (spec §2.2.5).
-type mwave struct {
+// modelWave is the model's state of one traced wave (spec §2.2.5).
+type modelWave struct {
 	rec        wire.Wave
 	ended      bool
 	lost       bool // started by an INST token, no start PC
@@ -78,7 +78,7 @@ type model struct {
 	hdr      Header
 	haveHdr  bool
 	phase    int64
-	waves    [4][10][]*mwave
+	waves    [4][10][]*modelWave
 	running  map[uint32]wire.PC
 	occ      []wire.Occupancy
 	sdata    []wire.ShaderData
@@ -161,7 +161,7 @@ func translateIn(t []coRange, addr uint64) wire.PC {
 	return wire.PC{Address: addr}
 }
 
-func (m *model) top(simd, slot uint8) *mwave {
+func (m *model) top(simd, slot uint8) *modelWave {
 	s := m.waves[simd&3][slot]
 	if len(s) == 0 {
 		return nil
@@ -217,7 +217,7 @@ func (m *model) waveStart(t int64, sh, cu, simd, slot, me, pipe, count, tg uint8
 			return
 		}
 		if w == nil || w.ended {
-			nw := &mwave{cur: wire.StateIdle, stateStart: t}
+			nw := &modelWave{cur: wire.StateIdle, stateStart: t}
 			if pc != (wire.PC{}) {
 				nw.pcInfos = []pcInfo{{0, pc}}
 			}
@@ -271,7 +271,7 @@ func (m *model) waveEnd(t int64, sh, cu, simd, slot uint8) {
 // time, without stall, and waits through it (spec §2.2.4, "OTHER_MSG on
 // real hardware", proved by the real trace gfx950_gemm_0) when it issued
 // later than the instruction before it.
-func (m *model) programEnd016(w *mwave) {
+func (m *model) programEnd016(w *modelWave) {
 	ins := w.rec.Instructions
 	n := len(ins)
 	if n == 0 || ins[n-1].Category != catDropped016 {
@@ -314,7 +314,7 @@ func immedSpan(before []wire.Instruction, t int64) (ti, c int64) {
 
 // waitFrom brings the timeline to ti in the current state, then waits c
 // cycles; the wave is in EXEC after them.
-func (w *mwave) waitFrom(ti, c int64) {
+func (w *modelWave) waitFrom(ti, c int64) {
 	if w.stateStart < ti {
 		w.addState(w.cur, ti-w.stateStart)
 	}
@@ -324,7 +324,7 @@ func (w *mwave) waitFrom(ti, c int64) {
 }
 
 // complete ends a wave at token time t (newest: e = t + 4).
-func (m *model) complete(w *mwave, t int64) {
+func (m *model) complete(w *modelWave, t int64) {
 	e, last := t+4, w.cur
 	if m.v016 {
 		// Spec A.3 item 1: 0.1.6 ends at the token time, the last
@@ -352,7 +352,7 @@ func trim(prev *wire.Instruction, t int64) {
 
 // addState adds d cycles of state s to the timeline: to the last entry when
 // it has that state, else as a new entry.
-func (w *mwave) addState(s wire.WaveStateType, d int64) {
+func (w *modelWave) addState(s wire.WaveStateType, d int64) {
 	tl := w.rec.Timeline
 	if n := len(tl); n > 0 && tl[n-1].Type == s {
 		tl[n-1].Duration += int32(d)
@@ -427,7 +427,7 @@ var replayOf = map[int]int{19: 0, 20: 16, 21: 2, 22: 3, 23: 4, 24: 14}
 func (m *model) inst(t int64, simd, slot uint8, k int) {
 	w := m.top(simd, slot)
 	if w == nil || w.ended {
-		w = &mwave{cur: wire.StateIdle, stateStart: t, lost: true}
+		w = &modelWave{cur: wire.StateIdle, stateStart: t, lost: true}
 		w.rec = wire.Wave{CU: m.hdr.TargetCU, SIMD: simd, WaveID: slot, Size: 64, BeginTime: t}
 		m.waves[simd][slot] = append(m.waves[simd][slot], w)
 	}
@@ -853,7 +853,7 @@ func (m *model) flushOcc() {
 }
 
 // emitWave stitches and emits one wave (spec §3.5, "after the loop").
-func (m *model) emitWave(w *mwave) {
+func (m *model) emitWave(w *modelWave) {
 	if m.v016 {
 		kept := w.rec.Instructions[:0]
 		for _, in := range w.rec.Instructions {

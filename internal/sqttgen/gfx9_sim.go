@@ -28,7 +28,7 @@ func (r *rng) rangeIn(lo, hi int) int { return lo + r.intn(hi-lo+1) }
 // oneIn reports true once in n calls on average.
 func (r *rng) oneIn(n int) bool { return r.intn(n) == 0 }
 
-type kinfo struct {
+type kernelInfo struct {
 	entry    int32 // line index
 	pc       wire.PC
 	gpu      uint64 // GPU address of the entry
@@ -59,7 +59,7 @@ type ev struct {
 }
 
 type walk struct {
-	k      *kinfo
+	k      *kernelInfo
 	cur    int32
 	steps  int
 	loops  []loopCount // trips left per back-edge in progress
@@ -127,7 +127,7 @@ type gen struct {
 	m       *model
 	r       rng
 	prog    *program
-	kernels []kinfo
+	kernels []kernelInfo
 	cos     coLayout
 	actors  []*actor
 	bySIMD  [4][]*actor // slot actors per SIMD (MergeIssues)
@@ -183,7 +183,7 @@ func newSegment(w io.Writer, cfg Config, seg int, last bool) (*gen, error) {
 		if l.dist < 0 {
 			return nil, fmt.Errorf("kernel entry %#x: no s_endpgm is reachable", k.Entry)
 		}
-		g.kernels = append(g.kernels, kinfo{entry: e, pc: entries[i], gpu: g.cos.base(k.CodeObjectID) + k.Entry,
+		g.kernels = append(g.kernels, kernelInfo{entry: e, pc: entries[i], gpu: g.cos.base(k.CodeObjectID) + k.Entry,
 			me: uint8(1 - i/4), pipe: uint8(i % 4)})
 	}
 	if cfg.Emit != nil {
@@ -446,7 +446,7 @@ func (g *gen) loadCodeObjects(fromStart bool) {
 }
 
 // dispatch writes a kernel's register state (and initiator).
-func (g *gen) dispatch(k *kinfo) {
+func (g *gen) dispatch(k *kernelInfo) {
 	e := g.e
 	me, pipe := uint64(k.me), uint64(k.pipe)
 	pgm := k.gpu >> 8

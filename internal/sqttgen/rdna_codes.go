@@ -6,10 +6,10 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
-// rdCode is one entry of the RDNA instruction-code table (spec §2.4): the
+// rdnaCode is one entry of the RDNA instruction-code table (spec §2.4): the
 // category and cycles an INST token's code maps to, and whether the
 // instruction ran on the other SIMD of the WGP (INST_OTHER_SIMD record).
-type rdCode struct {
+type rdnaCode struct {
 	cat    wire.InstCategory
 	cycles int
 	other  bool
@@ -18,11 +18,11 @@ type rdCode struct {
 
 // rdCodeTable builds the code table of one generation (10, 11, 12) for the
 // header's dprate and derate (spec §2.3.5).
-func rdCodeTable(gen, dp, de int) *[256]rdCode {
-	var t [256]rdCode
-	set := func(c int, cat wire.InstCategory, cyc int) { t[c] = rdCode{cat: cat, cycles: cyc, ok: true} }
+func rdCodeTable(gen, dp, de int) *[256]rdnaCode {
+	var t [256]rdnaCode
+	set := func(c int, cat wire.InstCategory, cyc int) { t[c] = rdnaCode{cat: cat, cycles: cyc, ok: true} }
 	other := func(c int, cat wire.InstCategory, cyc int) {
-		t[c] = rdCode{cat: cat, cycles: cyc, other: true, ok: true}
+		t[c] = rdnaCode{cat: cat, cycles: cyc, other: true, ok: true}
 	}
 	set(0, wire.CatSALU, 1)
 	set(1, wire.CatSMEM, 1)
@@ -145,15 +145,15 @@ func rdCodeTable(gen, dp, de int) *[256]rdCode {
 	return &t
 }
 
-// rdCodes lists, per generation, the codes the generator writes for each
+// rdnaCodes lists, per generation, the codes the generator writes for each
 // kind of instruction. Codes 5 (jump), 6 (trap), 8 (halt), 117 and the
 // codes that are NONE on a generation are not in these lists.
-type rdCodes struct {
+type rdnaCodes struct {
 	salu, smem, valu, vmem, flat, lds, bvh, other []uint16
 }
 
-func rdCodeLists(gen int) rdCodes {
-	var c rdCodes
+func rdCodeLists(gen int) rdnaCodes {
+	var c rdnaCodes
 	rng := func(lo, hi int) []uint16 {
 		var s []uint16
 		for i := lo; i <= hi; i++ {

@@ -38,50 +38,50 @@ const (
 	rtCount
 )
 
-// rdSpec is one token encoding: prefix pattern (least significant bit
+// rdnaSpec is one token encoding: prefix pattern (least significant bit
 // first in the stream), length in bits and the time-delta field [tb, te).
-type rdSpec struct {
+type rdnaSpec struct {
 	pat    uint64
 	length uint
 	tb, te uint
 }
 
-func rdSpecs(gen int) *[rtCount]rdSpec {
-	var s [rtCount]rdSpec
-	s[rtInst] = rdSpec{0b010, 20, 4, 7}
-	s[rtValu] = rdSpec{0b011, 12, 3, 6}
-	s[rtImmOne] = rdSpec{0b1101, 12, 4, 7}
-	s[rtImmediate] = rdSpec{0b00100, 24, 5, 8}
-	s[rtReady] = rdSpec{0b10100, 24, 5, 8}
-	s[rtNewPC] = rdSpec{0b0100001, 64, 8, 11}
-	s[rtWaveStart] = rdSpec{0b01100, 32, 5, 7}
-	s[rtWaveStartExt] = rdSpec{0b11100, 48, 5, 7}
-	s[rtWaveAlloc] = rdSpec{0b00101, 20, 5, 8}
-	s[rtWaveEnd] = rdSpec{0b10101, 20, 5, 8}
-	s[rtSData] = rdSpec{0b00110, 52, 5, 8}
-	s[rtSDataShort] = rdSpec{0b10110, 28, 5, 8}
-	s[rtUtil] = rdSpec{0b0110001, 64, 7, 9}
-	s[rtTime] = rdSpec{0b1000, 8, 4, 8}
-	s[rtNop] = rdSpec{0b0000, 4, 0, 0}
-	s[rtMisc] = rdSpec{0b1010001, 24, 7, 16}
-	s[rtEvent] = rdSpec{0b01100001, 24, 8, 11}
-	s[rtEventSync] = rdSpec{0b11100001, 32, 8, 11}
-	s[rtReg] = rdSpec{0b1001, 64, 4, 7}
-	s[rtRegInit] = rdSpec{0b1110001, 64, 7, 10}
-	s[rtTimestamp] = rdSpec{0b0000001, 64, 0, 0}
-	s[rtHeader] = rdSpec{0b0010001, 64, 0, 0}
-	s[rtAluExec] = rdSpec{0b1110, 8, 4, 6}
-	s[rtVmemExec] = rdSpec{0b1111, 8, 4, 6}
+func rdSpecs(gen int) *[rtCount]rdnaSpec {
+	var s [rtCount]rdnaSpec
+	s[rtInst] = rdnaSpec{0b010, 20, 4, 7}
+	s[rtValu] = rdnaSpec{0b011, 12, 3, 6}
+	s[rtImmOne] = rdnaSpec{0b1101, 12, 4, 7}
+	s[rtImmediate] = rdnaSpec{0b00100, 24, 5, 8}
+	s[rtReady] = rdnaSpec{0b10100, 24, 5, 8}
+	s[rtNewPC] = rdnaSpec{0b0100001, 64, 8, 11}
+	s[rtWaveStart] = rdnaSpec{0b01100, 32, 5, 7}
+	s[rtWaveStartExt] = rdnaSpec{0b11100, 48, 5, 7}
+	s[rtWaveAlloc] = rdnaSpec{0b00101, 20, 5, 8}
+	s[rtWaveEnd] = rdnaSpec{0b10101, 20, 5, 8}
+	s[rtSData] = rdnaSpec{0b00110, 52, 5, 8}
+	s[rtSDataShort] = rdnaSpec{0b10110, 28, 5, 8}
+	s[rtUtil] = rdnaSpec{0b0110001, 64, 7, 9}
+	s[rtTime] = rdnaSpec{0b1000, 8, 4, 8}
+	s[rtNop] = rdnaSpec{0b0000, 4, 0, 0}
+	s[rtMisc] = rdnaSpec{0b1010001, 24, 7, 16}
+	s[rtEvent] = rdnaSpec{0b01100001, 24, 8, 11}
+	s[rtEventSync] = rdnaSpec{0b11100001, 32, 8, 11}
+	s[rtReg] = rdnaSpec{0b1001, 64, 4, 7}
+	s[rtRegInit] = rdnaSpec{0b1110001, 64, 7, 10}
+	s[rtTimestamp] = rdnaSpec{0b0000001, 64, 0, 0}
+	s[rtHeader] = rdnaSpec{0b0010001, 64, 0, 0}
+	s[rtAluExec] = rdnaSpec{0b1110, 8, 4, 6}
+	s[rtVmemExec] = rdnaSpec{0b1111, 8, 4, 6}
 	if gen >= 11 {
 		s[rtUtil].length = 48
 		s[rtTimestamp].length = 48
 	}
 	if gen >= 12 {
-		s[rtInst] = rdSpec{0b010, 20, 3, 6}
-		s[rtSData] = rdSpec{0b0000110, 56, 7, 10}
-		s[rtSDataShort] = rdSpec{0b1000110, 32, 7, 10}
-		s[rtPop1] = rdSpec{0b1100110, 24, 7, 10}
-		s[rtPop3] = rdSpec{0b010110, 48, 6, 9}
+		s[rtInst] = rdnaSpec{0b010, 20, 3, 6}
+		s[rtSData] = rdnaSpec{0b0000110, 56, 7, 10}
+		s[rtSDataShort] = rdnaSpec{0b1000110, 32, 7, 10}
+		s[rtPop1] = rdnaSpec{0b1100110, 24, 7, 10}
+		s[rtPop3] = rdnaSpec{0b010110, 48, 6, 9}
 		s[rtNewPC].length = 72
 		s[rtWaveStartExt].length = 40
 		s[rtWaveAlloc].length = 24
@@ -114,10 +114,10 @@ func (h RDNAHeader) Word() uint64 {
 	return w
 }
 
-// rtok is one token as the RDNA parser sees it after the reader (spec
+// rdnaToken is one token as the RDNA parser sees it after the reader (spec
 // §2.3.6): delivered time and decoded fields. pc/pcs are the PCs the
 // simulated wave executed (for the model's walk check only).
-type rtok struct {
+type rdnaToken struct {
 	typ                int
 	t                  int64
 	wid, sa, wgp, simd uint8
@@ -139,18 +139,18 @@ type rtok struct {
 	pcs                *[16]wire.PC
 }
 
-// renc writes an RDNA bit stream (spec §1.3: tokens start on nibble
+// rdnaEncoder writes an RDNA bit stream (spec §1.3: tokens start on nibble
 // boundaries, bit i of the stream is bit i%8 of byte i/8) and keeps the
 // reader's clock.
-type renc struct {
+type rdnaEncoder struct {
 	gen  int
-	spec *[rtCount]rdSpec
+	spec *[rtCount]rdnaSpec
 	r    *rng
 	byteOut
 	acc   uint64
 	nacc  uint
 	clock int64
-	m     *rmodel
+	m     *rdnaModel
 	toks  int64
 
 	// extPending: a gfx12 WAVE_START_EXT was written; the next token
@@ -159,7 +159,7 @@ type renc struct {
 	extPending bool
 	// pend is an IMMEDIATE or WAVE_READY held back so that more wave
 	// slots at the same time join its mask.
-	pend *rpend
+	pend *rdnaPending
 	// lastDeliv is the time of the last delivered token.
 	lastDeliv int64
 	// lossNext writes a gfx11+ TIMESTAMP with the packet-loss flag right
@@ -173,7 +173,7 @@ type renc struct {
 	w64 int8
 }
 
-type rpend struct {
+type rdnaPending struct {
 	typ   int
 	t     int64
 	delta uint64
@@ -181,13 +181,13 @@ type rpend struct {
 	pcs   [16]wire.PC
 }
 
-func newREnc(gen int, w io.Writer, m *rmodel, r *rng) *renc {
-	return &renc{gen: gen, spec: rdSpecs(gen), r: r, byteOut: newByteOut(w), m: m, w64: -1}
+func newRDNAEncoder(gen int, w io.Writer, m *rdnaModel, r *rng) *rdnaEncoder {
+	return &rdnaEncoder{gen: gen, spec: rdSpecs(gen), r: r, byteOut: newByteOut(w), m: m, w64: -1}
 }
 
 // rnd returns a number in [0, n) for fields the parser ignores, or 0 when
 // the encoder has no rng (hand-built vectors).
-func (e *renc) rnd(n int) uint64 {
+func (e *rdnaEncoder) rnd(n int) uint64 {
 	if e.r == nil {
 		return 0
 	}
@@ -195,14 +195,14 @@ func (e *renc) rnd(n int) uint64 {
 }
 
 // wave64 returns the wave64 bit for the next INST or VALU_INST.
-func (e *renc) wave64() uint64 {
+func (e *rdnaEncoder) wave64() uint64 {
 	if e.w64 >= 0 {
 		return uint64(e.w64)
 	}
 	return e.rnd(2)
 }
 
-func (e *renc) rnd64() uint64 {
+func (e *rdnaEncoder) rnd64() uint64 {
 	if e.r == nil {
 		return 0
 	}
@@ -210,7 +210,7 @@ func (e *renc) rnd64() uint64 {
 }
 
 // bits appends the n low bits of v to the stream.
-func (e *renc) bits(v uint64, n uint) {
+func (e *rdnaEncoder) bits(v uint64, n uint) {
 	for n > 32 {
 		e.bits(v&0xFFFFFFFF, 32)
 		v >>= 32
@@ -230,7 +230,7 @@ func (e *renc) bits(v uint64, n uint) {
 
 // raw writes a token's bits; v holds bits 0..63, hi bits 64.. (72-bit
 // tokens).
-func (e *renc) raw(typ int, v, hi uint64) {
+func (e *rdnaEncoder) raw(typ int, v, hi uint64) {
 	sp := &e.spec[typ]
 	if e.extPending {
 		if typ == rtNop || sp.pat&1 != 0 {
@@ -251,7 +251,7 @@ func (e *renc) raw(typ int, v, hi uint64) {
 	e.bits(v, sp.length)
 }
 
-func (e *renc) instBits(delta uint64, wid, code uint64) {
+func (e *rdnaEncoder) instBits(delta uint64, wid, code uint64) {
 	sp := &e.spec[rtInst]
 	v := sp.pat | delta<<sp.tb
 	if e.gen >= 12 {
@@ -261,24 +261,24 @@ func (e *renc) instBits(delta uint64, wid, code uint64) {
 	}
 	e.toks++
 	e.bits(v, sp.length)
-	e.deliver(rtok{typ: rtInst, t: e.clock + int64(delta), wid: uint8(wid), code: uint16(code)})
+	e.deliver(rdnaToken{typ: rtInst, t: e.clock + int64(delta), wid: uint8(wid), code: uint16(code)})
 	e.clock += int64(delta)
 }
 
 // maxDelta is the largest time delta a token type carries.
-func (e *renc) maxDelta(typ int) int64 {
+func (e *rdnaEncoder) maxDelta(typ int) int64 {
 	sp := &e.spec[typ]
 	return int64(1)<<(sp.te-sp.tb) - 1
 }
 
 // timeTok writes a TIME token adding d cycles (4..19).
-func (e *renc) timeTok(d int64) {
+func (e *rdnaEncoder) timeTok(d int64) {
 	e.raw(rtTime, e.spec[rtTime].pat|uint64(d-4)<<4, 0)
 	e.clock += d
 }
 
 // timestampDelta writes a TIMESTAMP token that adds d to the clock.
-func (e *renc) timestampDelta(d int64) {
+func (e *rdnaEncoder) timestampDelta(d int64) {
 	var v uint64
 	switch e.gen {
 	case 10:
@@ -291,7 +291,7 @@ func (e *renc) timestampDelta(d int64) {
 }
 
 // realtime writes a TIMESTAMP token carrying a realtime-clock sample.
-func (e *renc) realtime(t int64, value uint64) {
+func (e *rdnaEncoder) realtime(t int64, value uint64) {
 	e.flushPend()
 	e.advance(t, 0)
 	var v uint64
@@ -314,7 +314,7 @@ func (e *renc) realtime(t int64, value uint64) {
 
 // advance writes TIME (and TIMESTAMP) tokens so that a token with a delta
 // field of at most maxd reaches time t, and returns that delta.
-func (e *renc) advance(t, maxd int64) uint64 {
+func (e *rdnaEncoder) advance(t, maxd int64) uint64 {
 	gap := t - e.clock
 	if gap < 0 {
 		panic(fmt.Sprintf("sqttgen: RDNA token time %d before the clock %d (last delivered %d)", t, e.clock, e.lastDeliv))
@@ -346,7 +346,7 @@ func (e *renc) advance(t, maxd int64) uint64 {
 }
 
 // deliver hands a delivered token to the model.
-func (e *renc) deliver(tk rtok) {
+func (e *rdnaEncoder) deliver(tk rdnaToken) {
 	if tk.t < e.lastDeliv && tk.typ != rtReady {
 		panic("sqttgen: RDNA delivered times go backwards")
 	}
@@ -358,7 +358,7 @@ func (e *renc) deliver(tk rtok) {
 
 // tok writes a delivered token at time t: the advance, then the bits,
 // then the model.
-func (e *renc) tok(typ int, t int64, fields, hi uint64, tk rtok) {
+func (e *rdnaEncoder) tok(typ int, t int64, fields, hi uint64, tk rdnaToken) {
 	e.flushPend()
 	d := e.advance(t, e.maxDelta(typ))
 	if e.lossNext {
@@ -375,7 +375,7 @@ func (e *renc) tok(typ int, t int64, fields, hi uint64, tk rtok) {
 	e.deliver(tk)
 }
 
-func (e *renc) flushPend() {
+func (e *rdnaEncoder) flushPend() {
 	p := e.pend
 	if p == nil {
 		return
@@ -389,12 +389,12 @@ func (e *renc) flushPend() {
 		t-- // spec §2.3.1 step 5
 	}
 	pcs := p.pcs
-	e.deliver(rtok{typ: p.typ, t: t, mask: p.mask, pcs: &pcs})
+	e.deliver(rdnaToken{typ: p.typ, t: t, mask: p.mask, pcs: &pcs})
 }
 
 // masked queues wave slot wid into an IMMEDIATE or WAVE_READY at time t,
 // joining a held token of the same type and time.
-func (e *renc) masked(typ int, t int64, wid uint8, pc wire.PC) {
+func (e *rdnaEncoder) masked(typ int, t int64, wid uint8, pc wire.PC) {
 	if p := e.pend; p != nil && p.typ == typ && p.t == t && p.mask&(1<<wid) == 0 {
 		p.mask |= 1 << wid
 		p.pcs[wid] = pc
@@ -403,56 +403,56 @@ func (e *renc) masked(typ int, t int64, wid uint8, pc wire.PC) {
 	}
 	e.flushPend()
 	d := e.advance(t, e.maxDelta(typ))
-	p := &rpend{typ: typ, t: t, delta: d, mask: 1 << wid}
+	p := &rdnaPending{typ: typ, t: t, delta: d, mask: 1 << wid}
 	p.pcs[wid] = pc
 	e.pend = p
 }
 
-func (e *renc) header(h RDNAHeader) {
+func (e *rdnaEncoder) header(h RDNAHeader) {
 	e.raw(rtHeader, h.Word(), 0)
-	e.deliver(rtok{typ: rtHeader, t: e.clock, hdr: h})
+	e.deliver(rdnaToken{typ: rtHeader, t: e.clock, hdr: h})
 }
 
 // reg writes a REG token (CS=1: compute register index; CS=0: register
 // address such as USERDATA2).
-func (e *renc) reg(t int64, me, pipe uint8, cs bool, addr uint16, data uint32) {
+func (e *rdnaEncoder) reg(t int64, me, pipe uint8, cs bool, addr uint16, data uint32) {
 	f := uint64(pipe&3)<<7 | uint64(me&3)<<9 | uint64(addr)<<16 | uint64(data)<<32
 	if cs {
 		f |= 1 << 15
 	}
-	e.tok(rtReg, t, f, 0, rtok{me: me, pipe: pipe, cs: cs, reg: addr, data: uint64(data)})
+	e.tok(rtReg, t, f, 0, rdnaToken{me: me, pipe: pipe, cs: cs, reg: addr, data: uint64(data)})
 }
 
 // regInit writes a REG_INIT token.
-func (e *renc) regInit(t int64, me, pipe, typ uint8, data uint32) {
+func (e *rdnaEncoder) regInit(t int64, me, pipe, typ uint8, data uint32) {
 	f := uint64(e.rnd(16))<<10 | uint64(pipe&3)<<14 | uint64(me&3)<<16 | uint64(typ&3)<<18 |
 		uint64(data)<<20 | uint64(e.rnd(1024))<<52
-	e.tok(rtRegInit, t, f, 0, rtok{me: me, pipe: pipe, flags: uint32(typ), data: uint64(data)})
+	e.tok(rtRegInit, t, f, 0, rdnaToken{me: me, pipe: pipe, flags: uint32(typ), data: uint64(data)})
 }
 
 // event writes an EVENT token.
-func (e *renc) event(t int64, me, pipe uint8, id uint8, bop bool) {
+func (e *rdnaEncoder) event(t int64, me, pipe uint8, id uint8, bop bool) {
 	f := uint64(me&3)<<14 | uint64(pipe&3)<<16 | uint64(id&0x3F)<<18 | uint64(e.rnd(4))<<12
 	if bop {
 		f |= 1 << 11
 	}
-	e.tok(rtEvent, t, f, 0, rtok{me: me, pipe: pipe, code: uint16(id), short: bop})
+	e.tok(rtEvent, t, f, 0, rdnaToken{me: me, pipe: pipe, code: uint16(id), short: bop})
 }
 
 // misc writes a MISC token with flag bits 16..23.
-func (e *renc) misc(t int64, flags uint32) {
-	e.tok(rtMisc, t, uint64(flags&0xFF0000), 0, rtok{flags: flags & 0xFF0000})
+func (e *rdnaEncoder) misc(t int64, flags uint32) {
+	e.tok(rtMisc, t, uint64(flags&0xFF0000), 0, rdnaToken{flags: flags & 0xFF0000})
 }
 
 // waveStart writes a WAVE_START or WAVE_START_EXT token; on gfx12 an EXT
 // token may be followed by extension bytes.
-func (e *renc) waveStart(t int64, ext bool, sa, wgp, simd, wid, me, pipe, count uint8, extLDS bool, wgid uint8) {
+func (e *rdnaEncoder) waveStart(t int64, ext bool, sa, wgp, simd, wid, me, pipe, count uint8, extLDS bool, wgid uint8) {
 	typ := rtWaveStart
 	if ext {
 		typ = rtWaveStartExt
 	}
 	var f uint64
-	tk := rtok{sa: sa, wgp: wgp, simd: simd, wid: wid, me: me, pipe: pipe, count: count}
+	tk := rdnaToken{sa: sa, wgp: wgp, simd: simd, wid: wid, me: me, pipe: pipe, count: count}
 	if e.gen <= 11 {
 		f = uint64(sa&1)<<7 | uint64(simd&3)<<8 | uint64(wgp&7)<<10 | uint64(wid&31)<<13 |
 			uint64(e.rnd(8))<<18 | uint64(pipe&3)<<21 | uint64(me&1)<<23 | uint64(e.rnd(2))<<24 |
@@ -481,18 +481,18 @@ func (e *renc) waveStart(t int64, ext bool, sa, wgp, simd, wid, me, pipe, count 
 	}
 }
 
-func (e *renc) waveEnd(t int64, sa, wgp, simd, wid uint8, pc wire.PC) {
+func (e *rdnaEncoder) waveEnd(t int64, sa, wgp, simd, wid uint8, pc wire.PC) {
 	f := uint64(sa&1)<<8 | uint64(simd&3)<<9 | uint64(wid&31)<<15
 	if e.gen <= 11 {
 		f |= uint64(wgp&7) << 11
 	} else {
 		f |= uint64(wgp&15) << 11
 	}
-	e.tok(rtWaveEnd, t, f, 0, rtok{sa: sa, wgp: wgp, simd: simd, wid: wid, pc: pc})
+	e.tok(rtWaveEnd, t, f, 0, rdnaToken{sa: sa, wgp: wgp, simd: simd, wid: wid, pc: pc})
 }
 
 // inst writes an INST token.
-func (e *renc) inst(t int64, wid uint8, code uint16, pc wire.PC) {
+func (e *rdnaEncoder) inst(t int64, wid uint8, code uint16, pc wire.PC) {
 	var f uint64
 	w64 := e.wave64()
 	if e.gen >= 12 {
@@ -500,39 +500,39 @@ func (e *renc) inst(t int64, wid uint8, code uint16, pc wire.PC) {
 	} else {
 		f = w64<<7 | uint64(wid&31)<<8 | uint64(code&0x7F)<<13
 	}
-	e.tok(rtInst, t, f, 0, rtok{wid: wid, code: code, pc: pc, w64: w64 != 0})
+	e.tok(rtInst, t, f, 0, rdnaToken{wid: wid, code: code, pc: pc, w64: w64 != 0})
 }
 
-func (e *renc) valu(t int64, wid uint8, pc wire.PC) {
+func (e *rdnaEncoder) valu(t int64, wid uint8, pc wire.PC) {
 	w64 := e.wave64()
-	e.tok(rtValu, t, w64<<6|uint64(wid&31)<<7, 0, rtok{wid: wid, pc: pc, w64: w64 != 0})
+	e.tok(rtValu, t, w64<<6|uint64(wid&31)<<7, 0, rdnaToken{wid: wid, pc: pc, w64: w64 != 0})
 }
 
-func (e *renc) immOne(t int64, wid uint8, pc wire.PC) {
-	e.tok(rtImmOne, t, uint64(wid&31)<<7, 0, rtok{wid: wid, pc: pc})
+func (e *rdnaEncoder) immOne(t int64, wid uint8, pc wire.PC) {
+	e.tok(rtImmOne, t, uint64(wid&31)<<7, 0, rdnaToken{wid: wid, pc: pc})
 }
 
 // newPC writes a NEW_PC token for byte address addr.
-func (e *renc) newPC(t int64, wid uint8, addr uint64) {
+func (e *rdnaEncoder) newPC(t int64, wid uint8, addr uint64) {
 	if e.gen >= 12 {
 		v := uint64(wid&31)<<11 | (addr/4)<<16
 		hi := (addr / 4) >> 48 & 0x7F
-		e.tok(rtNewPC, t, v, hi, rtok{wid: wid, addr: addr &^ 3})
+		e.tok(rtNewPC, t, v, hi, rdnaToken{wid: wid, addr: addr &^ 3})
 		return
 	}
-	e.tok(rtNewPC, t, uint64(wid&31)<<11|((addr/4)&(1<<46-1))<<16, 0, rtok{wid: wid, addr: addr &^ 3})
+	e.tok(rtNewPC, t, uint64(wid&31)<<11|((addr/4)&(1<<46-1))<<16, 0, rdnaToken{wid: wid, addr: addr &^ 3})
 }
 
 // sdata writes a SHADER_DATA(_SHORT) token. exec (gfx10/11 bit 14) marks
 // the gfx11 record invalid; priv sets gfx12 sdt.
-func (e *renc) sdata(t int64, short bool, sa, wgp, simd, wid uint8, data uint32, exec, priv bool) {
+func (e *rdnaEncoder) sdata(t int64, short bool, sa, wgp, simd, wid uint8, data uint32, exec, priv bool) {
 	typ := rtSData
 	if short {
 		typ = rtSDataShort
 		data &= 0xFF
 	}
 	var f uint64
-	tk := rtok{sa: sa, wgp: wgp, simd: simd, wid: wid, data: uint64(data), short: short}
+	tk := rdnaToken{sa: sa, wgp: wgp, simd: simd, wid: wid, data: uint64(data), short: short}
 	if e.gen <= 11 {
 		f = uint64(sa&1)<<8 | uint64(simd&3)<<9 | uint64(wgp&7)<<11 | uint64(wid&31)<<15 | uint64(data)<<20
 		if exec {
@@ -557,7 +557,7 @@ func (e *renc) sdata(t int64, short bool, sa, wgp, simd, wid uint8, data uint32,
 // ignored writes a token the parser consumes and ignores (apart from its
 // time delta): WAVE_ALLOC, UTIL_COUNTER, EVENT_SYNC, EXEC_POPCOUNT*,
 // ALU_EXEC, VMEM_EXEC.
-func (e *renc) ignored(t int64, typ int) {
+func (e *rdnaEncoder) ignored(t int64, typ int) {
 	sp := &e.spec[typ]
 	f := e.rnd64() &^ (1<<sp.te - 1)
 	var hi uint64
@@ -566,11 +566,11 @@ func (e *renc) ignored(t int64, typ int) {
 	} else if sp.length > 64 {
 		hi = uint64(e.rnd(256))
 	}
-	e.tok(typ, t, f, hi, rtok{})
+	e.tok(typ, t, f, hi, rdnaToken{})
 }
 
 // nops writes n NOP nibbles.
-func (e *renc) nops(n int) {
+func (e *rdnaEncoder) nops(n int) {
 	e.flushPend()
 	for ; n > 0; n-- {
 		e.raw(rtNop, 0, 0)
@@ -579,7 +579,7 @@ func (e *renc) nops(n int) {
 
 // end pads the buffer with zero bytes (at least 16, then to a whole number
 // of 32-byte blocks), flushes it and lets the model finish the buffer.
-func (e *renc) end() error {
+func (e *rdnaEncoder) end() error {
 	e.flushPend()
 	if e.extPending {
 		e.instBits(0, 31, 20)

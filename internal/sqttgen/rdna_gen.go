@@ -85,7 +85,7 @@ type RDNA struct {
 // other waves in flight), MaxTrips, MaxWaveInsts, TargetBytes and Emit.
 // Compat016 gives the 0.1.6 library's records (no gfx10/11 barrier
 // extension, waves emitted at their WAVE_END and the other differences
-// listed on rmodel.compat016). The gfx9-only fields (Version2, TargetCU,
+// listed on rdnaModel.compat016). The gfx9-only fields (Version2, TargetCU,
 // SIMDs, Perf, PerfInterval, BarrierMessages, Replays, Pipeline) are not
 // used.
 func GenerateRDNA(cfg Config, r RDNA) ([]byte, []wire.Batch, error) {
@@ -108,7 +108,7 @@ func GenerateRDNA(cfg Config, r RDNA) ([]byte, []wire.Batch, error) {
 // GenerateRDNATo writes an RDNA trace to w as it is made; cfg.Emit, when
 // set, receives the expected records.
 func GenerateRDNATo(w io.Writer, cfg Config, r RDNA) (Stats, error) {
-	g, err := newRGen(w, cfg, r)
+	g, err := newRDNAGen(w, cfg, r)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -161,7 +161,7 @@ const (
 	rkSwapPC
 )
 
-type rdLine struct {
+type rdnaLine struct {
 	cls  lineClass
 	kind uint8
 	// wait: an s_barrier_wait line (gfx12); beforeWait: the next line
@@ -169,9 +169,9 @@ type rdLine struct {
 	wait, beforeWait bool
 }
 
-func rdLineKind(l *line, gen int, compat bool) rdLine {
+func rdLineKind(l *line, gen int, compat bool) rdnaLine {
 	cls := rdClassify(l.text, gen, compat)
-	r := rdLine{cls: cls}
+	r := rdnaLine{cls: cls}
 	switch {
 	case l.text == "":
 	case l.kind == kindEndpgm:
@@ -205,19 +205,19 @@ func rdLineKind(l *line, gen int, compat bool) rdLine {
 
 // Slot event kinds.
 const (
-	seStart = iota
-	seReady
-	seInst
-	seValu
-	seImmOne
-	seImmediate
-	seNewPC
-	seEnd
-	seSData
-	seCtx // context save or restore: WAVE_START with count data
+	slotStart = iota
+	slotReady
+	slotInst
+	slotVALU
+	slotImmOne
+	slotImmediate
+	slotNewPC
+	slotEnd
+	slotShaderData
+	slotContext // context save or restore: WAVE_START with count data
 )
 
-type rev struct {
+type rdnaSlotEvent struct {
 	t    int64
 	kind uint8
 	code uint16
@@ -239,7 +239,7 @@ const (
 	raSData
 )
 
-type ractor struct {
+type rdnaActor struct {
 	t    int64
 	id   int
 	kind int
@@ -249,21 +249,21 @@ type ractor struct {
 	waves              int
 	lost               bool // the wave end was hidden by a packet loss
 	saved              bool // the occupancy-only wave is context-saved
-	k                  *kinfo
-	w                  *rwalk
-	q                  []rev
+	k                  *kernelInfo
+	w                  *rdnaWalk
+	q                  []rdnaSlotEvent
 	qh                 int
 	running            bool
 }
 
-type actorHeap []*ractor
+type actorHeap []*rdnaActor
 
 func (h actorHeap) Len() int { return len(h) }
 func (h actorHeap) Less(i, j int) bool {
 	return h[i].t < h[j].t || h[i].t == h[j].t && h[i].id < h[j].id
 }
 func (h actorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *actorHeap) Push(x any)   { *h = append(*h, x.(*ractor)) }
+func (h *actorHeap) Push(x any)   { *h = append(*h, x.(*rdnaActor)) }
 func (h *actorHeap) Pop() any {
 	old := *h
 	a := old[len(old)-1]
@@ -271,19 +271,19 @@ func (h *actorHeap) Pop() any {
 	return a
 }
 
-type rgen struct {
+type rdnaGen struct {
 	cfg     Config
 	o       RDNA
 	gen     int
 	prog    *program
 	rs      rng
 	r       *rng
-	rl      []rdLine
-	codes   rdCodes
-	table   *[256]rdCode
-	e       *renc
-	m       *rmodel
-	kernels []kinfo
+	rl      []rdnaLine
+	codes   rdnaCodes
+	table   *[256]rdnaCode
+	e       *rdnaEncoder
+	m       *rdnaModel
+	kernels []kernelInfo
 	cos     coLayout
 	h       actorHeap
 	slots   int
@@ -297,7 +297,7 @@ type rgen struct {
 	even     bool // gfx10/11: delivered tokens at even times, WAVE_READY at odd ones
 }
 
-func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
+func newRDNAGen(w io.Writer, cfg Config, o RDNA) (*rdnaGen, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 	if err := cfg.programDefaults(); err != nil {
 		return nil, err
 	}
-	g := &rgen{cfg: cfg, o: o, gen: o.GFXIP, even: o.GFXIP <= 11}
+	g := &rdnaGen{cfg: cfg, o: o, gen: o.GFXIP, even: o.GFXIP <= 11}
 	g.rs = rng{s: cfg.Seed ^ 0x5eed5eed5eed5eed ^ uint64(o.GFXIP)<<56}
 	g.r = &g.rs
 	ks0, err := kernelProgram(&g.cfg, g.r)
@@ -336,7 +336,7 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 	}
 	prog, ks, entries, p := ks0.prog, ks0.kernels, ks0.entries, ks0.isa
 	g.prog = prog
-	g.rl = make([]rdLine, len(prog.lines))
+	g.rl = make([]rdnaLine, len(prog.lines))
 	for i := range prog.lines {
 		g.rl[i] = rdLineKind(&prog.lines[i], g.gen, cfg.Compat016)
 	}
@@ -363,14 +363,14 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 		if prog.lines[e].dist < 0 {
 			return nil, fmt.Errorf("kernel entry %#x: no s_endpgm is reachable", k.Entry)
 		}
-		g.kernels = append(g.kernels, kinfo{entry: e, pc: entries[i], gpu: g.cos.base(k.CodeObjectID) + k.Entry,
+		g.kernels = append(g.kernels, kernelInfo{entry: e, pc: entries[i], gpu: g.cos.base(k.CodeObjectID) + k.Entry,
 			me: uint8(1 - i/4), pipe: uint8(i % 4)})
 	}
 	g.codes = rdCodeLists(g.gen)
 	dp, de := rdRates(RDNAHeader{Version: o.Version, DPRate: o.DPRate, DPDerate: o.DPDerate})
 	g.table = rdCodeTable(g.gen, dp, de)
 	if cfg.Emit != nil {
-		g.m = newRModel(g.gen, func(b *wire.Batch) {
+		g.m = newRDNAModel(g.gen, func(b *wire.Batch) {
 			if g.err == nil {
 				g.err = cfg.Emit(b)
 			}
@@ -384,7 +384,7 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 			}
 		}
 	}
-	g.e = newREnc(g.gen, w, g.m, g.r)
+	g.e = newRDNAEncoder(g.gen, w, g.m, g.r)
 	return g, nil
 }
 
@@ -393,23 +393,23 @@ func newRGen(w io.Writer, cfg Config, o RDNA) (*rgen, error) {
 // token earlier than the one before it is reordered (spec §2.3.1): the
 // generator keeps WAVE_READY tokens on odd times and all other delivered
 // tokens on even times, so that nothing is reordered.
-func (g *rgen) evT(t int64) int64 {
+func (g *rdnaGen) evT(t int64) int64 {
 	if g.even && t&1 != 0 {
 		return t + 1
 	}
 	return t
 }
 
-func (g *rgen) wrT(t int64) int64 {
+func (g *rdnaGen) wrT(t int64) int64 {
 	if g.even {
 		return t | 1
 	}
 	return t
 }
 
-func (g *rgen) targetCU() uint8 { return g.o.TargetSA<<7 + g.o.TargetWGP }
+func (g *rdnaGen) targetCU() uint8 { return g.o.TargetSA<<7 + g.o.TargetWGP }
 
-func (g *rgen) run() (Stats, error) {
+func (g *rdnaGen) run() (Stats, error) {
 	cfg, o, e, r := &g.cfg, &g.o, g.e, g.r
 	e.header(RDNAHeader{Version: o.Version, DSIMD: o.TargetSIMD, DWGP: o.TargetWGP, DSA: o.TargetSA,
 		NSA: 1, NWGP: 7, DPRate: o.DPRate, DPDerate: o.DPDerate, DoubleBuffer: cfg.DoubleBuffer && g.gen >= 12,
@@ -426,17 +426,17 @@ func (g *rgen) run() (Stats, error) {
 		g.dispatch(&g.kernels[i])
 	}
 	id := 0
-	add := func(a *ractor) {
+	add := func(a *rdnaActor) {
 		a.id = id
 		id++
 		heap.Push(&g.h, a)
 	}
 	t0 := e.clock + int64(r.rangeIn(4, 80))
 	for slot := 0; slot < cfg.WavesPerSIMD; slot++ {
-		a := &ractor{kind: raSlot, sa: o.TargetSA, wgp: o.TargetWGP, simd: o.TargetSIMD, wid: uint8(slot),
+		a := &rdnaActor{kind: raSlot, sa: o.TargetSA, wgp: o.TargetWGP, simd: o.TargetSIMD, wid: uint8(slot),
 			waves: cfg.WavesPerSlot}
 		a.t = g.evT(t0 + int64(r.intn(160)))
-		a.q = append(a.q, rev{t: a.t, kind: seStart})
+		a.q = append(a.q, rdnaSlotEvent{t: a.t, kind: slotStart})
 		add(a)
 		g.slots++
 	}
@@ -447,7 +447,7 @@ func (g *rgen) run() (Stats, error) {
 		wgps = 16
 	}
 	for i := 0; i < 2*cfg.OtherCUs; i++ {
-		a := &ractor{kind: raOcc}
+		a := &rdnaActor{kind: raOcc}
 		for {
 			a.sa, a.wgp, a.simd, a.wid = uint8(r.intn(2)), uint8(r.intn(wgps)), uint8(r.intn(4)), uint8(r.intn(32))
 			if i == 0 {
@@ -463,12 +463,12 @@ func (g *rgen) run() (Stats, error) {
 		add(a)
 	}
 	if o.OtherSIMD {
-		add(&ractor{kind: raOther, t: g.evT(t0 + int64(r.rangeIn(10, 200)))})
+		add(&rdnaActor{kind: raOther, t: g.evT(t0 + int64(r.rangeIn(10, 200)))})
 	}
 	if cfg.Instrument {
-		add(&ractor{kind: raRT, t: t0 + int64(r.rangeIn(10, 500))})
+		add(&rdnaActor{kind: raRT, t: t0 + int64(r.rangeIn(10, 500))})
 		if cfg.LateLoad {
-			a := &ractor{kind: raLateLoad, t: g.evT(t0 + int64(r.rangeIn(200, 800)))}
+			a := &rdnaActor{kind: raLateLoad, t: g.evT(t0 + int64(r.rangeIn(200, 800)))}
 			g.holdEnds = a.t + 16
 			add(a)
 		}
@@ -479,19 +479,19 @@ func (g *rgen) run() (Stats, error) {
 		g.rtV = cfg.RealtimeBase
 	}
 	if cfg.Events {
-		add(&ractor{kind: raEvents, t: g.evT(t0 + int64(r.rangeIn(50, 2000)))})
+		add(&rdnaActor{kind: raEvents, t: g.evT(t0 + int64(r.rangeIn(50, 2000)))})
 	}
 	if o.Noise {
-		add(&ractor{kind: raNoise, t: g.evT(t0 + int64(r.rangeIn(1, 100)))})
+		add(&rdnaActor{kind: raNoise, t: g.evT(t0 + int64(r.rangeIn(1, 100)))})
 	}
 	if o.ExecTokens {
-		add(&ractor{kind: raExec, t: g.evT(t0 + int64(r.rangeIn(1, 10)))})
+		add(&rdnaActor{kind: raExec, t: g.evT(t0 + int64(r.rangeIn(1, 10)))})
 	}
 	if cfg.ShaderData {
-		add(&ractor{kind: raSData, t: g.evT(t0 + int64(r.rangeIn(1, 300)))})
+		add(&rdnaActor{kind: raSData, t: g.evT(t0 + int64(r.rangeIn(1, 300)))})
 	}
 	for g.err == nil && e.err == nil && len(g.h) > 0 {
-		a := heap.Pop(&g.h).(*ractor)
+		a := heap.Pop(&g.h).(*rdnaActor)
 		g.step(a)
 		if !a.done {
 			heap.Push(&g.h, a)
@@ -517,7 +517,7 @@ func (g *rgen) run() (Stats, error) {
 // truncateNow says whether a truncated trace may end here: every wave
 // still in flight has an instruction (an incomplete wave's end_time is
 // taken from its instructions, spec §3.5) and is not switched out.
-func (g *rgen) truncateNow() bool {
+func (g *rdnaGen) truncateNow() bool {
 	if g.m == nil {
 		return true
 	}
@@ -537,7 +537,7 @@ func (g *rgen) truncateNow() bool {
 }
 
 // loadCodeObjects writes the CODEOBJ packets of every code object.
-func (g *rgen) loadCodeObjects(t int64, fromStart bool) {
+func (g *rdnaGen) loadCodeObjects(t int64, fromStart bool) {
 	e, r := g.e, g.r
 	put := func(typ uint32, v uint32) {
 		e.reg(t, 1, 0, false, regUserData2, opCodeObj|typ<<8)
@@ -566,7 +566,7 @@ func (g *rgen) loadCodeObjects(t int64, fromStart bool) {
 
 // dispatch writes a kernel's register state and, with cfg.Dispatch, the
 // dispatch registers and a REG_INIT dispatch token.
-func (g *rgen) dispatch(k *kinfo) {
+func (g *rdnaGen) dispatch(k *kernelInfo) {
 	e, r := g.e, g.r
 	t := e.clock
 	me, pipe := k.me, k.pipe
@@ -594,7 +594,7 @@ func (g *rgen) dispatch(k *kinfo) {
 	e.regInit(t, me, pipe, 2, uint32(r.next())|1)
 }
 
-func (g *rgen) step(a *ractor) {
+func (g *rdnaGen) step(a *rdnaActor) {
 	e, r := g.e, g.r
 	switch a.kind {
 	case raSlot:
@@ -727,14 +727,14 @@ func (g *rgen) step(a *ractor) {
 // have bit 1 clear: the parser's "invalid" test reads bit 14 (the gfx11
 // exec bit), which the gfx12 layout gives to the WGP field (spec §2.3.6 is
 // unclear which bit gfx12 tests).
-func (g *rgen) sdataTok(t int64, sa, wgp, simd, wid uint8) {
+func (g *rdnaGen) sdataTok(t int64, sa, wgp, simd, wid uint8) {
 	r := g.r
 	exec := g.gen <= 11 && r.oneIn(4)
 	g.e.sdata(t, r.oneIn(2), sa, wgp, simd, wid, uint32(r.next()), exec, g.gen >= 12 && r.oneIn(3))
 }
 
 // startTok writes a wave start for kernel k.
-func (g *rgen) startTok(t int64, sa, wgp, simd, wid uint8, k *kinfo) {
+func (g *rdnaGen) startTok(t int64, sa, wgp, simd, wid uint8, k *kernelInfo) {
 	r := g.r
 	count := uint8(r.intn(66))
 	if r.oneIn(8) {
@@ -746,7 +746,7 @@ func (g *rgen) startTok(t int64, sa, wgp, simd, wid uint8, k *kinfo) {
 
 // stepSlot writes the target slot's next event and plans more when its
 // queue is empty.
-func (g *rgen) stepSlot(a *ractor) {
+func (g *rdnaGen) stepSlot(a *rdnaActor) {
 	now := a.t
 	for !a.done && g.err == nil {
 		if a.qh >= len(a.q) {
@@ -767,7 +767,7 @@ func (g *rgen) stepSlot(a *ractor) {
 	a.done = true
 }
 
-func (g *rgen) slotEvent(a *ractor, ev *rev) {
+func (g *rdnaGen) slotEvent(a *rdnaActor, ev *rdnaSlotEvent) {
 	e := g.e
 	pc := func() wire.PC {
 		if ev.line < 0 {
@@ -776,45 +776,45 @@ func (g *rgen) slotEvent(a *ractor, ev *rev) {
 		return g.prog.lines[ev.line].pc
 	}
 	switch ev.kind {
-	case seStart:
+	case slotStart:
 		k := &g.kernels[g.r.intn(len(g.kernels))]
 		g.startTok(ev.t, a.sa, a.wgp, a.simd, a.wid, k)
-		a.w = &rwalk{k: k, cur: k.entry, anchor: true, ready: ev.t + int64(g.r.rangeIn(1, 12))}
+		a.w = &rdnaWalk{k: k, cur: k.entry, anchor: true, ready: ev.t + int64(g.r.rangeIn(1, 12))}
 		g.stats.Waves++
-	case seReady:
+	case slotReady:
 		e.masked(rtReady, ev.t, a.wid, wire.PC{})
-	case seInst:
+	case slotInst:
 		e.w64 = ev.w64
 		e.inst(ev.t, a.wid, ev.code, pc())
 		e.w64 = -1
 		g.stats.Instructions++
-	case seValu:
+	case slotVALU:
 		e.w64 = ev.w64
 		e.valu(ev.t, a.wid, pc())
 		e.w64 = -1
 		g.stats.Instructions++
-	case seImmOne:
+	case slotImmOne:
 		e.immOne(ev.t, a.wid, pc())
 		g.stats.Instructions++
-	case seImmediate:
+	case slotImmediate:
 		e.masked(rtImmediate, ev.t, a.wid, pc())
 		g.stats.Instructions++
-	case seNewPC:
+	case slotNewPC:
 		l := g.prog.lines[ev.line].pc
 		e.newPC(ev.t, a.wid, g.cos.base(l.CodeObjectID)+l.Address)
-	case seSData:
+	case slotShaderData:
 		g.sdataTok(ev.t, a.sa, a.wgp, a.simd, a.wid)
-	case seCtx:
+	case slotContext:
 		k := a.w.k
 		e.waveStart(ev.t, false, a.sa, a.wgp, a.simd, a.wid, k.me, k.pipe, uint8(ev.data), false, 0)
-	case seEnd:
+	case slotEnd:
 		e.waveEnd(ev.t, a.sa, a.wgp, a.simd, a.wid, pc())
 		a.w = nil
 	}
 }
 
 // plan fills the slot's queue with the tokens of its next step.
-func (g *rgen) plan(a *ractor, now int64) {
+func (g *rdnaGen) plan(a *rdnaActor, now int64) {
 	w := a.w
 	if w == nil {
 		more := a.waves > 1
@@ -830,7 +830,7 @@ func (g *rgen) plan(a *ractor, now int64) {
 			}
 			return
 		}
-		a.q = append(a.q, rev{t: g.evT(now + int64(g.r.rangeIn(1, 200))), kind: seStart})
+		a.q = append(a.q, rdnaSlotEvent{t: g.evT(now + int64(g.r.rangeIn(1, 200))), kind: slotStart})
 		return
 	}
 	if err := g.planInst(a, w); err != nil && g.err == nil {
@@ -839,15 +839,15 @@ func (g *rgen) plan(a *ractor, now int64) {
 	}
 }
 
-func (g *rgen) pick(s []uint16) uint16 { return s[g.r.intn(len(s))] }
+func (g *rdnaGen) pick(s []uint16) uint16 { return s[g.r.intn(len(s))] }
 
 // WAVE_START count - 66 values of a context save and of a restore (spec
 // §2.3.6).
 var rdSaves, rdRestores = []uint32{0, 1, 4, 5}, []uint32{2, 3, 6, 7, 8, 9}
 
-// rwalk is a simulated wave's walk through the program.
-type rwalk struct {
-	k      *kinfo
+// rdnaWalk is a simulated wave's walk through the program.
+type rdnaWalk struct {
+	k      *kernelInfo
 	cur    int32
 	steps  int
 	loops  map[int32]int32 // trips left per back-edge in progress
@@ -875,7 +875,7 @@ type rwalk struct {
 // decide says whether a branch is taken: loops (backward branches) run a
 // seeded number of trips, forward branches go either way; after
 // MaxWaveInsts the wave heads for the nearest s_endpgm.
-func (g *rgen) decide(w *rwalk, l *line) bool {
+func (g *rdnaGen) decide(w *rdnaWalk, l *line) bool {
 	if l.target < 0 {
 		return false
 	}
@@ -914,7 +914,7 @@ func (g *rgen) decide(w *rwalk, l *line) bool {
 	return false
 }
 
-func (g *rgen) planInst(a *ractor, w *rwalk) error {
+func (g *rdnaGen) planInst(a *rdnaActor, w *rdnaWalk) error {
 	pr := g.prog
 	r := g.r
 	for hops := 0; ; hops++ {
@@ -961,13 +961,13 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		t4 := g.evT(t3 + int64(r.intn(6)))
 		if r.oneIn(3) {
 			// A trap (INST 6) instead: CONTEXT until the return.
-			a.q = append(a.q, rev{t: t1, kind: seInst, code: 6, line: -1})
+			a.q = append(a.q, rdnaSlotEvent{t: t1, kind: slotInst, code: 6, line: -1})
 		} else {
-			a.q = append(a.q, rev{t: t1, kind: seCtx, data: 66 + rdSaves[r.intn(4)], line: -1},
-				rev{t: t2, kind: seCtx, data: 66 + rdRestores[r.intn(6)], line: -1})
+			a.q = append(a.q, rdnaSlotEvent{t: t1, kind: slotContext, data: 66 + rdSaves[r.intn(4)], line: -1},
+				rdnaSlotEvent{t: t2, kind: slotContext, data: 66 + rdRestores[r.intn(6)], line: -1})
 		}
-		a.q = append(a.q, rev{t: t3, kind: seInst, code: 117, line: -1},
-			rev{t: t4, kind: seNewPC, line: w.cur})
+		a.q = append(a.q, rdnaSlotEvent{t: t3, kind: slotInst, code: 117, line: -1},
+			rdnaSlotEvent{t: t4, kind: slotNewPC, line: w.cur})
 		w.ready = t4 + int64(r.rangeIn(1, 20))
 		w.anchor = true
 		return nil
@@ -1000,7 +1000,7 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		}
 	case rl.kind != rkEndpgm && r.oneIn(5):
 		tr := g.wrT(t)
-		a.q = append(a.q, rev{t: tr, kind: seReady, line: -1})
+		a.q = append(a.q, rdnaSlotEvent{t: tr, kind: slotReady, line: -1})
 		t = tr + 1 + int64(r.intn(16))
 	}
 	t = g.evT(t)
@@ -1017,7 +1017,7 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 	w.lateWR = false
 	late := func() {
 		if g.o.Reorder && !w.anchor && !w.excl && !rl.beforeWait && r.oneIn(5) {
-			a.q = append(a.q, rev{t: t, kind: seReady, line: -1})
+			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotReady, line: -1})
 			w.lateWR = true
 		}
 	}
@@ -1026,7 +1026,7 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		// source ignores it (sqtt-format.md A.4 R6/W1); the schedule
 		// leaves room for the doubled cycles either way.
 		w64 := int8(r.intn(2))
-		a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li, w64: w64})
+		a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: code, line: li, w64: w64})
 		late()
 		c := g.table[code&0xFF].cycles << w64
 		w.ready = t + gap(c)
@@ -1063,12 +1063,12 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		inst(g.pick(codes))
 		if g.cfg.ShaderData && r.oneIn(32) && !(g.gen >= 12 && a.wgp&2 != 0) {
 			w.ready = g.evT(w.ready)
-			a.q = append(a.q, rev{t: w.ready, kind: seSData, line: -1})
+			a.q = append(a.q, rdnaSlotEvent{t: w.ready, kind: slotShaderData, line: -1})
 		}
 	case rkValu:
 		if r.oneIn(2) {
 			w64 := int8(r.intn(2))
-			a.q = append(a.q, rev{t: t, kind: seValu, line: li, w64: w64})
+			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotVALU, line: li, w64: w64})
 			late()
 			w.ready = t + gap(1)
 			w.prevEnd = t + 1 + int64(w64)
@@ -1083,21 +1083,21 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 			if rl.kind == rkBarrierSignal || r.oneIn(2) {
 				code = 122
 			}
-			a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li})
+			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: code, line: li})
 		case rl.kind == rkBarrier && v < 6, rl.kind == rkImmed && v == 9:
-			a.q = append(a.q, rev{t: t, kind: seInst, code: 19, line: li})
+			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: 19, line: li})
 		case rl.kind == rkBarrierSignal && v < 5:
-			a.q = append(a.q, rev{t: t, kind: seInst, code: 122, line: li})
+			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: 122, line: li})
 		case v == 8 || g.gen >= 12 && rl.kind == rkBarrier && v == 7:
 			code := uint16(9)
 			if g.gen >= 12 && r.oneIn(2) {
 				code = 138
 			}
-			a.q = append(a.q, rev{t: t, kind: seInst, code: code, line: li})
+			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: code, line: li})
 		case v&1 == 0:
-			a.q = append(a.q, rev{t: t, kind: seImmOne, line: li})
+			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotImmOne, line: li})
 		default:
-			a.q = append(a.q, rev{t: t, kind: seImmediate, line: li})
+			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotImmediate, line: li})
 		}
 		w.prevEnd = t + 1
 		w.ready = t + 1
@@ -1115,7 +1115,7 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 			te = max(te, w.exclT+3) // the end's MESSAGE lasts more than a cycle
 			w.excl = false
 		}
-		a.q = append(a.q, rev{t: g.evT(te), kind: seEnd, line: li})
+		a.q = append(a.q, rdnaSlotEvent{t: g.evT(te), kind: slotEnd, line: li})
 		w.done = true
 		a.w = w
 		return nil
@@ -1147,9 +1147,9 @@ func (g *rgen) planInst(a *ractor, w *rwalk) error {
 		if dest < 0 {
 			return fmt.Errorf("%#x: %q: no destination in the program", l.pc.Address, l.text)
 		}
-		a.q = append(a.q, rev{t: t, kind: seInst, code: 5, line: li})
+		a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: 5, line: li})
 		tn := g.evT(t + int64(r.intn(6)))
-		a.q = append(a.q, rev{t: tn, kind: seNewPC, line: dest})
+		a.q = append(a.q, rdnaSlotEvent{t: tn, kind: slotNewPC, line: dest})
 		w.ready = tn + gap(1)
 		w.prevEnd = t + 1
 		w.cur = dest

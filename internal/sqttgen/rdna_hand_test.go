@@ -117,7 +117,7 @@ func TestGenerateRDNALookahead(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		cfg := Config{Index: ix, Kernels: []Kernel{{Entry: 0x100}}, Seed: seed, WavesPerSIMD: 8, MaxTrips: 8,
 			Emit: func(*wire.Batch) error { return nil }}
-		g, err := newRGen(nil, cfg, RDNA{GFXIP: 12, ExcludeBarrierWait: true, Lookahead: true})
+		g, err := newRDNAGen(nil, cfg, RDNA{GFXIP: 12, ExcludeBarrierWait: true, Lookahead: true})
 		if err != nil {
 			t.Fatal(err)
 		}

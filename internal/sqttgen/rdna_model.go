@@ -7,9 +7,9 @@ import "github.com/attkit/attkit/internal/wire"
 // instrumentation, §3.5 stitcher, §4.3 callback order). As for gfx9, the
 // stitched PCs are compared with the PCs the simulated waves executed.
 
-// rwave is one traced wave of the target SIMD (spec §2.3.6 "RDNA wave
+// rdnaWave is one traced wave of the target SIMD (spec §2.3.6 "RDNA wave
 // model").
-type rwave struct {
+type rdnaWave struct {
 	rec      wire.Wave
 	last     int64 // time of the last state change
 	cur      wire.WaveStateType
@@ -20,15 +20,15 @@ type rwave struct {
 	noted    []wire.PC // PCs the simulation executed, per instruction
 }
 
-type rmodel struct {
+type rdnaModel struct {
 	recOut
 	gen   int
 	hdr   RDNAHeader
 	ver   int
-	codes *[256]rdCode
+	codes *[256]rdnaCode
 
 	target, targetSIMD uint8
-	slots              [32][]*rwave
+	slots              [32][]*rdnaWave
 
 	running  map[uint32]wire.PC
 	saved    map[uint32]wire.PC // PCs of context-saved locations
@@ -37,8 +37,8 @@ type rmodel struct {
 	rt       []wire.Realtime
 	other    []wire.OtherSIMD
 	dataLost bool
-	q        []rtok // gfx10/11 reorder queue
-	moved    int    // tokens the queue moved to its front
+	q        []rdnaToken // gfx10/11 reorder queue
+	moved    int         // tokens the queue moved to its front
 	// readerLoss is the reader's packet-loss flag (gfx11+ TIMESTAMP),
 	// consumed by the next token the parser takes (spec §2.3.6): on
 	// gfx10/11 the next one out of the reorder queue, which may have been
@@ -56,16 +56,16 @@ type rmodel struct {
 	// cycles, gfx12 other-SIMD codes 85..89 are LDS (not FLAT), and gfx12
 	// ds_bvh stays LDS and v_mov_b64 plain VALU (no V_MOV_B64 rule).
 	compat016 bool
-	exclBW    bool   // gfx12 header exclude_barrier_wait
-	gaps      []rgap // excluded barrier waits of the wave being stitched
-	lookahead [2]int // step 9 look-aheads that kept / did not keep the gap
+	exclBW    bool      // gfx12 header exclude_barrier_wait
+	gaps      []rdnaGap // excluded barrier waits of the wave being stitched
+	lookahead [2]int    // step 9 look-aheads that kept / did not keep the gap
 
 	isaLines
 	checkWalk bool
 }
 
-func newRModel(gen int, out func(*wire.Batch)) *rmodel {
-	m := &rmodel{gen: gen, recOut: recOut{out: out}, running: map[uint32]wire.PC{}, saved: map[uint32]wire.PC{}, cpState: cpState{udWait: -1}}
+func newRDNAModel(gen int, out func(*wire.Batch)) *rdnaModel {
+	m := &rdnaModel{gen: gen, recOut: recOut{out: out}, running: map[uint32]wire.PC{}, saved: map[uint32]wire.PC{}, cpState: cpState{udWait: -1}}
 	m.classify = func(text string) lineClass { return rdClassify(text, m.gen, m.compat016) }
 	return m
 }
@@ -73,13 +73,13 @@ func newRModel(gen int, out func(*wire.Batch)) *rmodel {
 // feed takes a delivered token. gfx10/11 pass it through the reorder queue
 // of spec §2.3.1: a token earlier than the last queued one goes to the
 // front; the front is released while it is earlier than the last queued.
-func (m *rmodel) feed(tk rtok) {
+func (m *rdnaModel) feed(tk rdnaToken) {
 	if m.gen >= 12 {
 		m.process(&tk)
 		return
 	}
 	if n := len(m.q); n > 0 && tk.t < m.q[n-1].t {
-		m.q = append([]rtok{tk}, m.q...)
+		m.q = append([]rdnaToken{tk}, m.q...)
 		m.moved++
 	} else {
 		m.q = append(m.q, tk)
@@ -89,11 +89,11 @@ func (m *rmodel) feed(tk rtok) {
 		m.q = m.q[1:]
 	}
 	if cap(m.q) > 64 && len(m.q) < 8 {
-		m.q = append([]rtok(nil), m.q...)
+		m.q = append([]rdnaToken(nil), m.q...)
 	}
 }
 
-func (m *rmodel) process(tk *rtok) {
+func (m *rdnaModel) process(tk *rdnaToken) {
 	lost := m.readerLoss
 	if lost {
 		m.readerLoss = false
@@ -157,7 +157,7 @@ func (m *rmodel) process(tk *rtok) {
 	}
 }
 
-func (m *rmodel) header(h RDNAHeader) {
+func (m *rdnaModel) header(h RDNAHeader) {
 	m.hdr, m.ver = h, int(h.Version)
 	m.exclBW = m.ver == 4 && h.ExcludeBarrierWait
 	m.target = h.DSA<<7 + h.DWGP&7
@@ -204,7 +204,7 @@ func rdRates(h RDNAHeader) (dp, de int) {
 	return dp, 1 << (h.DPDerate & 7)
 }
 
-func (m *rmodel) top(wid uint8) *rwave {
+func (m *rdnaModel) top(wid uint8) *rdnaWave {
 	s := m.slots[wid&31]
 	if len(s) == 0 {
 		return nil
@@ -212,7 +212,7 @@ func (m *rmodel) top(wid uint8) *rwave {
 	return s[len(s)-1]
 }
 
-func (m *rmodel) eventTok(tk *rtok) {
+func (m *rdnaModel) eventTok(tk *rdnaToken) {
 	var typ wire.EventType
 	switch tk.code {
 	case 7:
@@ -244,7 +244,7 @@ const (
 	rmSaveContext = 1 << 19
 )
 
-func (m *rmodel) misc(tk *rtok) {
+func (m *rdnaModel) misc(tk *rdnaToken) {
 	f := tk.flags
 	ev := func(typ wire.EventType) { m.event(tk.t, typ, 0, 0, 0, 0) }
 	if f&rmSPMOrPL != 0 {
@@ -280,7 +280,7 @@ func (m *rmodel) misc(tk *rtok) {
 	}
 }
 
-func (m *rmodel) waveStart(tk *rtok, lost bool) {
+func (m *rdnaModel) waveStart(tk *rdnaToken, lost bool) {
 	pc := m.translate(m.startPC(tk.me, tk.pipe))
 	cu := tk.sa<<7 + tk.wgp
 	target := cu == m.target && tk.simd == m.targetSIMD
@@ -311,7 +311,7 @@ func (m *rmodel) waveStart(tk *rtok, lost bool) {
 		m.emitWave(s[len(s)-1], false)
 		s = s[:len(s)-1]
 	}
-	w := &rwave{last: tk.t, cur: wire.StateIdle}
+	w := &rdnaWave{last: tk.t, cur: wire.StateIdle}
 	if pc != (wire.PC{}) {
 		w.pcInfos = []pcInfo{{0, pc}}
 	}
@@ -322,7 +322,7 @@ func (m *rmodel) waveStart(tk *rtok, lost bool) {
 
 // contextSwitch is WAVE_START step 2 (count 66..89): a context save or
 // restore of the location.
-func (m *rmodel) contextSwitch(tk *rtok, target bool, cu uint8, k uint32, isExt bool, wgid uint8) {
+func (m *rdnaModel) contextSwitch(tk *rdnaToken, target bool, cu uint8, k uint32, isExt bool, wgid uint8) {
 	x := tk.count - 66
 	save := x == 0 || x == 1 || x == 4 || x == 5
 	restore := x == 2 || x == 3 || x >= 6 && x <= 9
@@ -363,7 +363,7 @@ func (m *rmodel) contextSwitch(tk *rtok, target bool, cu uint8, k uint32, isExt 
 	}
 }
 
-func (m *rmodel) waveEnd(tk *rtok) {
+func (m *rdnaModel) waveEnd(tk *rdnaToken) {
 	cu := tk.sa<<7 + tk.wgp
 	if cu == m.target && tk.simd == m.targetSIMD {
 		if w := m.top(tk.wid); w != nil && !w.complete {
@@ -385,7 +385,7 @@ func (m *rmodel) waveEnd(tk *rtok) {
 	m.occ = append(m.occ, wire.Occupancy{PC: pc, Time: uint64(tk.t), CU: cu, SIMD: tk.simd, WaveID: tk.wid})
 }
 
-func (w *rwave) setState(s wire.WaveStateType, t int64) {
+func (w *rdnaWave) setState(s wire.WaveStateType, t int64) {
 	if t > w.last {
 		tl := w.rec.Timeline
 		if len(tl) == 0 || tl[len(tl)-1].Type != w.cur {
@@ -398,12 +398,12 @@ func (w *rwave) setState(s wire.WaveStateType, t int64) {
 	w.cur = s
 }
 
-func (w *rwave) add(in wire.Instruction, pc wire.PC) {
+func (w *rdnaWave) add(in wire.Instruction, pc wire.PC) {
 	w.rec.Instructions = append(w.rec.Instructions, in)
 	w.noted = append(w.noted, pc)
 }
 
-func (w *rwave) lastIns() *wire.Instruction {
+func (w *rdnaWave) lastIns() *wire.Instruction {
 	if n := len(w.rec.Instructions); n > 0 {
 		return &w.rec.Instructions[n-1]
 	}
@@ -411,7 +411,7 @@ func (w *rwave) lastIns() *wire.Instruction {
 }
 
 // bxCheck is the gfx10/11 barrier extension (spec §2.3.6 bx).
-func (m *rmodel) bxCheck(w *rwave, t int64) {
+func (m *rdnaModel) bxCheck(w *rdnaWave, t int64) {
 	if !w.bx {
 		return
 	}
@@ -424,7 +424,7 @@ func (m *rmodel) bxCheck(w *rwave, t int64) {
 	}
 }
 
-func (m *rmodel) valu(w *rwave, t, cycles int64, pc wire.PC) {
+func (m *rdnaModel) valu(w *rdnaWave, t, cycles int64, pc wire.PC) {
 	m.bxCheck(w, t)
 	if w.trap != trapRestored {
 		return
@@ -439,7 +439,7 @@ func (m *rmodel) valu(w *rwave, t, cycles int64, pc wire.PC) {
 	w.setState(wire.StateExec, t)
 }
 
-func (m *rmodel) immediate(w *rwave, t int64, pc wire.PC) {
+func (m *rdnaModel) immediate(w *rdnaWave, t int64, pc wire.PC) {
 	m.bxCheck(w, t)
 	if w.trap != trapRestored {
 		return
@@ -454,7 +454,7 @@ func (m *rmodel) immediate(w *rwave, t int64, pc wire.PC) {
 	w.setState(wire.StateExec, t+1)
 }
 
-func (m *rmodel) inst(tk *rtok) {
+func (m *rdnaModel) inst(tk *rdnaToken) {
 	c := m.codes[tk.code&0xFF]
 	if m.gen <= 11 {
 		c = m.codes[tk.code&0x7F]
@@ -513,7 +513,7 @@ func (m *rmodel) inst(tk *rtok) {
 	w.setState(wire.StateExec, t)
 }
 
-func (m *rmodel) newPC(w *rwave, t int64, addr uint64) {
+func (m *rdnaModel) newPC(w *rdnaWave, t int64, addr uint64) {
 	m.bxCheck(w, t)
 	if len(w.pcInfos) == 0 || w.trap != trapRestored {
 		return
@@ -523,7 +523,7 @@ func (m *rmodel) newPC(w *rwave, t int64, addr uint64) {
 
 // completeWave ends a wave at t; the program end (s_endpgm, no token)
 // becomes a MESSAGE when the last instruction ended before t.
-func (m *rmodel) completeWave(w *rwave, t int64, endPC wire.PC) {
+func (m *rdnaModel) completeWave(w *rdnaWave, t int64, endPC wire.PC) {
 	w.setState(wire.StateEmpty, t)
 	w.rec.EndTime = t
 	w.complete = true
@@ -534,7 +534,7 @@ func (m *rmodel) completeWave(w *rwave, t int64, endPC wire.PC) {
 	}
 }
 
-func (m *rmodel) shaderData(tk *rtok) {
+func (m *rdnaModel) shaderData(tk *rdnaToken) {
 	if m.ver > 2 && tk.flags&1 != 0 {
 		return
 	}
@@ -553,13 +553,13 @@ func (m *rmodel) shaderData(tk *rtok) {
 	}
 }
 
-func (m *rmodel) realtime(clock int64, v uint64) {
+func (m *rdnaModel) realtime(clock int64, v uint64) {
 	m.rt = append(m.rt, wire.Realtime{ShaderClock: clock, RealtimeClock: v})
 }
 
 // reg handles REG tokens: CS=1 compute registers (§2.1.1), CS=0 (and any
 // REG on version <= 2) the USERDATA2 protocol (§2.1.2).
-func (m *rmodel) reg(tk *rtok) {
+func (m *rdnaModel) reg(tk *rdnaToken) {
 	pipe := tk.pipe & 3
 	data := uint32(tk.data)
 	if tk.cs {
@@ -574,7 +574,7 @@ func (m *rmodel) reg(tk *rtok) {
 
 // dispatch derives a DISPATCH record (spec §2.1.5) with tt_version = the
 // header version.
-func (m *rmodel) dispatch(t int64, me, pipe uint8) wire.Dispatch {
+func (m *rdnaModel) dispatch(t int64, me, pipe uint8) wire.Dispatch {
 	d := m.cpState.dispatch(t, me, pipe)
 	if m.ver == 1 {
 		d.LDSSize = d.LDSSize * 10 / 4
@@ -585,7 +585,7 @@ func (m *rmodel) dispatch(t int64, me, pipe uint8) wire.Dispatch {
 	return d
 }
 
-func (m *rmodel) flushOcc(final bool) {
+func (m *rdnaModel) flushOcc(final bool) {
 	if len(m.occ) == 0 {
 		return
 	}
@@ -599,7 +599,7 @@ func (m *rmodel) flushOcc(final bool) {
 }
 
 // emitWave stitches and emits one wave (spec §3.5 "after the loop").
-func (m *rmodel) emitWave(w *rwave, final bool) {
+func (m *rdnaModel) emitWave(w *rdnaWave, final bool) {
 	if final {
 		for n := range w.pcInfos {
 			w.pcInfos[n].pc = m.retranslate(w.pcInfos[n].pc)
@@ -633,7 +633,7 @@ func (m *rmodel) emitWave(w *rwave, final bool) {
 }
 
 // emitHeld stitches and emits the waves still held, in slot order.
-func (m *rmodel) emitHeld() {
+func (m *rdnaModel) emitHeld() {
 	for s := range m.slots {
 		for _, w := range m.slots[s] {
 			m.emitWave(w, true)
@@ -643,7 +643,7 @@ func (m *rmodel) emitHeld() {
 }
 
 // end emits the end-of-buffer records (spec §2.3.6 "End of buffer", §4.3).
-func (m *rmodel) end() {
+func (m *rdnaModel) end() {
 	for len(m.q) > 0 {
 		m.process(&m.q[0])
 		m.q = m.q[1:]

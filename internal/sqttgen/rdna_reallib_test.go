@@ -19,7 +19,7 @@ import (
 // AMD's rocprof-trace-decoder library must give the generator's expected
 // records. With a 0.1.x library the expectation is the 0.1.6 one
 // (Compat016: spec A.3 and the RDNA differences observed with the 0.1.6
-// binary, listed on rmodel.compat016) and the newer record fields are
+// binary, listed on rdnaModel.compat016) and the newer record fields are
 // cleared on both sides (Normalize016). Skipped unless
 // ROCPROF_TRACE_DECODER_LIB names the library; SQTTGEN_RDNA_SEEDS=N runs N
 // seeds per architecture (default 10).

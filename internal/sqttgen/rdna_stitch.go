@@ -10,9 +10,9 @@ import (
 // without a token (spec §3.2, §3.5 step 9).
 const clsBarrierWaitExcl lineClass = 17
 
-// rgap is a barrier wait the stitcher found without a token: the
+// rdnaGap is a barrier wait the stitcher found without a token: the
 // instruction index it precedes and its PC (spec §3.5 step 9).
-type rgap struct {
+type rdnaGap struct {
 	idx int
 	pc  wire.PC
 }
@@ -25,7 +25,7 @@ func skippable(c lineClass) bool { return c != clsSALU && c <= clsImmed }
 // (the non-gfx9 branches; gfx12 V_MOV_B64 and excluded barrier waits) and
 // returns the number of instructions consumed; the excluded waits are in
 // m.gaps.
-func (m *rmodel) rstitch(w *rwave) int {
+func (m *rdnaModel) rstitch(w *rdnaWave) int {
 	m.gaps = m.gaps[:0]
 	ins := w.rec.Instructions
 	infos := w.pcInfos
@@ -75,7 +75,7 @@ func (m *rmodel) rstitch(w *rwave) int {
 				}
 			}
 			if add {
-				m.gaps = append(m.gaps, rgap{i, line.pc})
+				m.gaps = append(m.gaps, rdnaGap{i, line.pc})
 				line.cls = clsBarrierWaitExcl
 				continue
 			}
@@ -126,7 +126,7 @@ func elaborate(c wire.InstCategory, l lineClass) bool {
 // compares the following lines with the instructions from i on (two
 // instructions per compared pair, as upstream does) and says whether the
 // wait produced no token.
-func (m *rmodel) waitHadNoToken(ins []wire.Instruction, i int, L *isaLine) bool {
+func (m *rdnaModel) waitHadNoToken(ins []wire.Instruction, i int, L *isaLine) bool {
 	add := true
 	var kind lineClass
 	for x := i; x < len(ins) && add && L != nil; {
@@ -153,7 +153,7 @@ func (m *rmodel) waitHadNoToken(ins []wire.Instruction, i int, L *isaLine) bool 
 // start of the one after it (delayed by a cycle when it starts right
 // there and lasts longer), and a WAIT segment of that length split into
 // the timeline segment covering its time when that one is long enough.
-func (w *rwave) insertGaps(gaps []rgap) {
+func (w *rdnaWave) insertGaps(gaps []rdnaGap) {
 	ins, noted := w.rec.Instructions, w.noted
 	var out []wire.Instruction
 	var outN []wire.PC

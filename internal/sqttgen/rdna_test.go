@@ -161,7 +161,7 @@ func TestGenerateRDNAReorder(t *testing.T) {
 	ix := loadIndex(t, "gfx1100.index")
 	for _, reorder := range []bool{false, true} {
 		cfg := Config{Index: ix, Seed: 3, WavesPerSIMD: 8, Instrument: true, Emit: func(*wire.Batch) error { return nil }}
-		g, err := newRGen(nil, cfg, RDNA{GFXIP: 11, Reorder: reorder})
+		g, err := newRDNAGen(nil, cfg, RDNA{GFXIP: 11, Reorder: reorder})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +269,7 @@ func TestGenerateRDNAMasks(t *testing.T) {
 	var merged int64
 	for seed := uint64(1); seed <= 5; seed++ {
 		cfg := Config{Index: ix, Seed: seed, Instrument: true, WavesPerSIMD: 16, Emit: func(*wire.Batch) error { return nil }}
-		g, err := newRGen(nil, cfg, RDNA{GFXIP: 12})
+		g, err := newRDNAGen(nil, cfg, RDNA{GFXIP: 12})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,16 +25,16 @@ func rdVectorIndex(texts ...string) *wire.Index {
 
 // rdVector writes the shared start of B.3 and B.4 (HEADER, PGM registers,
 // clock to 100, WAVE_START) with a model collecting the records.
-func rdVector(t *testing.T, gen int, version uint8, ix *wire.Index, compat bool) (*renc, *bytes.Buffer, *[]wire.Batch) {
+func rdVector(t *testing.T, gen int, version uint8, ix *wire.Index, compat bool) (*rdnaEncoder, *bytes.Buffer, *[]wire.Batch) {
 	t.Helper()
 	var got []wire.Batch
-	m := newRModel(gen, func(b *wire.Batch) { got = append(got, b.Clone()) })
+	m := newRDNAModel(gen, func(b *wire.Batch) { got = append(got, b.Clone()) })
 	m.isa = isa.NewTable(ix).ISA
 	m.checkWalk = true
 	m.compat016 = compat
 	m.fail = func(err error) { t.Error(err) }
 	var buf bytes.Buffer
-	e := newREnc(gen, &buf, m, nil)
+	e := newRDNAEncoder(gen, &buf, m, nil)
 	e.header(RDNAHeader{Version: version})
 	e.reg(0, 0, 0, true, regPgmLo, 0x20)
 	e.reg(0, 0, 0, true, regPgmHi, 0)

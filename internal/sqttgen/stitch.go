@@ -102,7 +102,7 @@ func trivial(c wire.InstCategory, l lineClass) bool {
 
 // stitch assigns PCs to a gfx9 wave's instructions as spec §3.5 says and
 // returns the number of instructions consumed.
-func (m *model) stitch(w *mwave) int {
+func (m *model) stitch(w *modelWave) int {
 	ins := w.rec.Instructions
 	infos := w.pcInfos
 	i, k, fails := 0, 0, 0
@@ -187,7 +187,7 @@ func (m *model) stitch(w *mwave) int {
 
 // mfmaScale applies the gfx9 MFMA_SCALE rule of spec §3.5 step 10 to
 // instruction i.
-func (m *model) mfmaScale(w *mwave, i int) {
+func (m *model) mfmaScale(w *modelWave, i int) {
 	ins := w.rec.Instructions
 	I := &ins[i]
 	I.Duration += 4
