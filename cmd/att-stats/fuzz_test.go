@@ -45,7 +45,8 @@ func FuzzStats(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		for _, args := range [][]string{{"--merge-runs"}, {"--format", "code.json", "--merge-runs"}, {"--format", "pprof", "--run", "1"}} {
+		for _, args := range [][]string{{"--merge-runs"}, {"--format", "code.json", "--merge-runs"}, {"--format", "pprof", "--run", "1"},
+			{"--format", "hidden.csv", "--merge-runs"}, {"--format", "top", "--merge-runs", "-n", "0"}} {
 			r := runTool(t, data, args...)
 			switch r.code {
 			case 0:
