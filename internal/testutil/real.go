@@ -2,6 +2,9 @@ package testutil
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -68,9 +71,24 @@ func RealCorpus(t testing.TB) []RealCapture {
 	if dir == "" {
 		t.Skip("the real-hardware corpus ../shared/real (beside the repository) is absent")
 	}
-	ents, err := os.ReadDir(dir)
+	caps, err := ReadCaptures(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(caps) == 0 {
+		t.Fatalf("%s holds no captures", dir)
+	}
+	return caps
+}
+
+// ReadCaptures reads the capture folders of dir (those holding a
+// capture.json), sorted by name, each with its traces sorted by shader
+// engine. The tests read the corpus through RealCorpus, scripts/difffuzz
+// through this.
+func ReadCaptures(dir string) ([]RealCapture, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	var caps []RealCapture
 	for _, e := range ents {
@@ -79,8 +97,11 @@ func RealCorpus(t testing.TB) []RealCapture {
 		}
 		c := RealCapture{Name: e.Name(), Dir: filepath.Join(dir, e.Name())}
 		raw, err := os.ReadFile(filepath.Join(c.Dir, "capture.json"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not a capture
+		}
 		if err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
+			return nil, err
 		}
 		var meta struct {
 			Arch        string           `json:"arch"`
@@ -89,7 +110,10 @@ func RealCorpus(t testing.TB) []RealCapture {
 			Index       string           `json:"index"`
 		}
 		if err := json.Unmarshal(raw, &meta); err != nil {
-			t.Fatalf("%s/capture.json: %v", c.Name, err)
+			return nil, fmt.Errorf("%s/capture.json: %w", c.Name, err)
+		}
+		if meta.Index == "" {
+			meta.Index = "code.json"
 		}
 		c.Arch, c.CodeObjects = meta.Arch, meta.CodeObjects
 		c.CodeJSON = filepath.Join(c.Dir, meta.Index)
@@ -102,8 +126,5 @@ func RealCorpus(t testing.TB) []RealCapture {
 		sort.Slice(c.Traces, func(i, j int) bool { return c.Traces[i].ShaderEngine < c.Traces[j].ShaderEngine })
 		caps = append(caps, c)
 	}
-	if len(caps) == 0 {
-		t.Fatalf("%s holds no captures", dir)
-	}
-	return caps
+	return caps, nil
 }

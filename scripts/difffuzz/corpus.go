@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/sqtt"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -62,54 +62,32 @@ func (c *corpus) genOf(data []byte) *gen {
 }
 
 // loadCorpus reads every capture folder of dir (capture.json, code.json and
-// the traces it lists) and frames each trace, checking that framing and
+// the traces it lists, through testutil.ReadCaptures as the tests do) and frames each trace, checking that framing and
 // assembly give back its bytes.
 func loadCorpus(dir string) (*corpus, error) {
-	ents, err := os.ReadDir(dir)
+	caps, err := testutil.ReadCaptures(dir)
 	if err != nil {
 		return nil, err
 	}
 	c := &corpus{dir: dir, gens: map[int]*gen{}}
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		cdir := filepath.Join(dir, e.Name())
-		raw, err := os.ReadFile(filepath.Join(cdir, "capture.json"))
-		if err != nil {
-			continue // not a capture
-		}
-		var meta struct {
-			Arch   string `json:"arch"`
-			Index  string `json:"index"`
-			Traces []struct {
-				File string `json:"file"`
-			} `json:"traces"`
-		}
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return nil, fmt.Errorf("%s/capture.json: %w", cdir, err)
-		}
-		if meta.Index == "" {
-			meta.Index = "code.json"
-		}
-		ixPath := filepath.Join(cdir, meta.Index)
-		ix, err := wire.ReadIndexFile(ixPath)
+	for _, cp := range caps {
+		ix, err := wire.ReadIndexFile(cp.CodeJSON)
 		if err != nil {
 			return nil, err
 		}
-		c.isaPaths = append(c.isaPaths, ixPath)
+		c.isaPaths = append(c.isaPaths, cp.CodeJSON)
 		c.isas = append(c.isas, isa.NewTable(ix))
-		files := make([]string, 0, len(meta.Traces))
-		for _, t := range meta.Traces {
+		files := make([]string, 0, len(cp.Traces))
+		for _, t := range cp.Traces {
 			files = append(files, t.File)
 		}
-		sort.Strings(files)
+		sort.Strings(files) // the seeds' order, as before: by file name
 		for _, f := range files {
-			data, err := os.ReadFile(filepath.Join(cdir, f))
+			data, err := os.ReadFile(f)
 			if err != nil {
 				return nil, err
 			}
-			name := e.Name() + "/" + f
+			name := cp.Name + "/" + filepath.Base(f)
 			g := c.genOf(data)
 			if g == nil {
 				fmt.Fprintf(os.Stderr, "difffuzz: %s: not a gfx9, gfx10, gfx11 or gfx12 trace, skipped\n", name)
@@ -126,7 +104,7 @@ func loadCorpus(dir string) (*corpus, error) {
 			if !g.rdna {
 				fam = "gfx9"
 			}
-			c.seeds = append(c.seeds, &seed{name: name, arch: meta.Arch, fam: fam, g: g, toks: toks, pad: pad, isa: len(c.isas) - 1})
+			c.seeds = append(c.seeds, &seed{name: name, arch: cp.Arch, fam: fam, g: g, toks: toks, pad: pad, isa: len(c.isas) - 1})
 		}
 	}
 	if len(c.seeds) == 0 {
