@@ -89,6 +89,13 @@ func Append(dst []byte, v any) []byte {
 	return appendValue(dst, v, 0)
 }
 
+// AppendAt appends the indented encoding of v as it reads at nesting depth
+// level of a document (its inner lines indented from level+1), for writers
+// that put the pieces of a large document together themselves.
+func AppendAt(dst []byte, v any, level int) []byte {
+	return appendValue(dst, v, level)
+}
+
 // Encode writes the indented encoding of v to w.
 func Encode(w io.Writer, v any) error {
 	_, err := w.Write(Marshal(v))

@@ -1,6 +1,7 @@
 package rcv
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -191,6 +192,47 @@ func (f *Folder) WriteFile(name string, data []byte) error {
 		return fmt.Errorf("writing %s: %w", filepath.Join(f.dir, name), unwrapPath(err))
 	}
 	return nil
+}
+
+// Stream writes a file of the folder through write, buffered.
+func (f *Folder) Stream(name string, write func(w io.Writer) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return errClosed
+	}
+	w, err := f.create(filepath.Join(f.tmp, name))
+	if err == nil {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		err = write(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Join(f.dir, name), unwrapPath(err))
+	}
+	return nil
+}
+
+// Spool returns a new temporary file on the folder's file system, already
+// removed from its directory: it holds what a Writer keeps until the end of
+// a run, and goes away when closed.
+func (f *Folder) Spool() (*os.File, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, errClosed
+	}
+	sp, err := os.CreateTemp(f.tmp, ".spool-")
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	os.Remove(sp.Name())
+	return sp, nil
 }
 
 // WriteSibling writes the file name into the folder's parent directory

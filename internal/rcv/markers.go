@@ -85,8 +85,8 @@ func correctMarkers(ix *wire.Index, traces []*traceData, ses map[int]*seData) {
 	}
 	launches := map[location][]launch{}
 	for se, d := range ses {
-		for i := range d.occupancy {
-			o := &d.occupancy[i]
+		for i := range d.occKept {
+			o := &d.occKept[i]
 			if o.Start {
 				l := location{se, o.CU, o.SIMD, o.WaveID}
 				launches[l] = append(launches[l], launch{o.Time, o.PC.CodeObjectID})

@@ -57,7 +57,7 @@ func (c markerCase) run() []rec {
 		occ = []wire.Occupancy{launchAt(7, 0, 2)}
 	}
 	tr := &traceData{se: 0, sd: append([]wire.ShaderData(nil), c.in...)}
-	correctMarkers(ix, []*traceData{tr}, map[int]*seData{0: {occupancy: occ}})
+	correctMarkers(ix, []*traceData{tr}, map[int]*seData{0: {occKept: occ}})
 	var out []rec
 	for _, r := range tr.sd {
 		out = append(out, rec{r.Time, r.Value})

@@ -3,12 +3,13 @@ package rcv
 import (
 	"strconv"
 
+	"github.com/attkit/attkit/internal/pyjson"
 	"github.com/attkit/attkit/internal/wire"
 )
 
 // waveTree is wave_filenames: SE → SIMD → slot → the waves written there,
 // every level in first-insertion order. A wave's N is its position in its
-// slot's list.
+// slot's list; each slot's entries wait in the spool file.
 type waveTree struct {
 	ses []int
 	se  map[int]*simdNode
@@ -21,14 +22,14 @@ type simdNode struct {
 
 type slotNode struct {
 	slots []uint8
-	slot  map[uint8][]span
+	slot  map[uint8]*list // {"N": [file, begin, end], ...} at level 4
 }
 
 // span is the [begin, end] of a written wave or per-trace file.
 type span struct{ begin, end int64 }
 
-// add registers a wave and returns its N.
-func (t *waveTree) add(se int, simd, slot uint8, s span) int {
+// add registers the wave file name, the N-th of its slot.
+func (t *waveTree) add(sp *spoolFile, se int, simd, slot uint8, n int, name string, s span) error {
 	sn := t.se[se]
 	if sn == nil {
 		sn = &simdNode{simd: map[uint8]*slotNode{}}
@@ -37,23 +38,31 @@ func (t *waveTree) add(se int, simd, slot uint8, s span) int {
 	}
 	ln := sn.simd[simd]
 	if ln == nil {
-		ln = &slotNode{slot: map[uint8][]span{}}
+		ln = &slotNode{slot: map[uint8]*list{}}
 		sn.simd[simd] = ln
 		sn.simds = append(sn.simds, simd)
 	}
-	list, ok := ln.slot[slot]
+	l, ok := ln.slot[slot]
 	if !ok {
+		l = newList(sp, '{', 4)
 		ln.slots = append(ln.slots, slot)
+		ln.slot[slot] = l
 	}
-	ln.slot[slot] = append(list, s)
-	return len(list)
+	return l.add(func(dst []byte) []byte {
+		dst = append(dst, '"')
+		dst = strconv.AppendInt(dst, int64(n), 10)
+		dst = append(dst, "\": "...)
+		return pyjson.AppendAt(dst, []any{name, s.begin, s.end}, 5)
+	})
 }
 
 // next returns the N the next wave of (se, simd, slot) gets.
 func (t *waveTree) next(se int, simd, slot uint8) int {
 	if sn := t.se[se]; sn != nil {
 		if ln := sn.simd[simd]; ln != nil {
-			return len(ln.slot[slot])
+			if l := ln.slot[slot]; l != nil {
+				return l.n
+			}
 		}
 	}
 	return 0
@@ -93,7 +102,13 @@ func (w *Writer) writeWave(se int, wv *wire.Wave) error {
 	if err := w.write(name, w.buf); err != nil {
 		return err
 	}
-	w.waves.add(se, wv.SIMD, wv.WaveID, span{wv.BeginTime, wv.EndTime})
+	sp, err := w.spoolFile()
+	if err != nil {
+		return err
+	}
+	if err := w.waves.add(sp, se, wv.SIMD, wv.WaveID, n, name, span{wv.BeginTime, wv.EndTime}); err != nil {
+		return err
+	}
 	w.stats.WaveFiles++
 	return nil
 }

@@ -1,9 +1,10 @@
 package rcv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"strconv"
+	"io"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -65,6 +66,9 @@ type Writer struct {
 
 	buf []byte
 
+	spool *spoolFile // created at the first record that needs it
+	err   error      // the first spool error: later calls return it
+
 	stats Stats
 }
 
@@ -78,20 +82,31 @@ type Stats struct {
 	Bytes     int64 // bytes written, all files
 }
 
-// seData is what one shader engine contributes to the index files.
+// seData is what one shader engine contributes to the index files, kept
+// in the spool file.
 type seData struct {
-	occupancy  []wire.Occupancy
-	events     []wire.Event
-	dispatches []wire.Dispatch
-	realtime   []wire.Realtime
+	occupancy  records[wire.Occupancy]
+	occKept    []wire.Occupancy // marker correction only (deferSD)
+	events     records[wire.Event]
+	dispatches records[wire.Dispatch]
+	// The events and dispatches in time order so far (then Finish merges
+	// them as it streams), and the last times seen.
+	evSorted, dpSorted bool
+	evLast, dpLast     int64
+	realtime           *list // rows of realtime.json's SE<N> list
 }
 
 // traceData holds the per-trace records written when the trace ends.
 type traceData struct {
 	se    int
-	perf  []wire.PerfEvent
-	other []wire.OtherSIMD
-	sd    []wire.ShaderData
+	perf  *list // rows of se<SE>_perfcounter.json's "data"
+	other *list // rows of other_simd_se<SE>_<K>.json's "instructions"
+	// The first OTHER_SIMD record, and the end of the last.
+	otherFirst wire.OtherSIMD
+	otherEnd   int64
+	sd         []wire.ShaderData // marker correction only (deferSD)
+	sdRows     *list             // rows of shaderdata_<SE>_<K>.json's "records"
+	sdSpan     span
 }
 
 // NewWriter returns a Writer that writes into out, folding waves into f.
@@ -131,7 +146,14 @@ func (w *Writer) BeginTrace(h *wire.Header) error {
 		w.hdrGFXIP = h.Trace.GFXIP
 	}
 	if w.se[se] == nil {
-		w.se[se] = &seData{}
+		sp, err := w.spoolFile()
+		if err != nil {
+			return err
+		}
+		w.se[se] = &seData{
+			occupancy: records[wire.Occupancy]{chain: chain{s: sp}}, events: records[wire.Event]{chain: chain{s: sp}},
+			dispatches: records[wire.Dispatch]{chain: chain{s: sp}}, evSorted: true, dpSorted: true,
+			realtime: newList(sp, '[', 1)}
 		w.ses = append(w.ses, se)
 	}
 	w.cur = &traceData{se: se}
@@ -148,30 +170,54 @@ func (w *Writer) AddBatch(b *wire.Batch) error {
 	if t == nil {
 		return errNoTrace
 	}
+	if w.err != nil {
+		return w.err
+	}
+	if !w.opt.JSON && b.Type != wire.TypeWave {
+		return nil // only code.json is written: waves are all it needs
+	}
 	sd := w.se[t.se]
+	var err error
 	switch b.Type {
 	case wire.TypeGFXIP:
 		w.gfxip, w.haveGFXIP = b.GFXIP, true
 	case wire.TypeRTFrequency:
 		w.freq = b.RTFrequency
 	case wire.TypeOccupancy:
-		sd.occupancy = append(sd.occupancy, b.Occupancy...)
+		err = sd.occupancy.add(b.Occupancy)
+		if w.deferSD {
+			sd.occKept = append(sd.occKept, b.Occupancy...)
+		}
 		w.stats.Occupancy += len(b.Occupancy)
 	case wire.TypePerfEvent:
-		t.perf = append(t.perf, b.PerfEvents...)
+		err = w.addPerf(t, b.PerfEvents)
 	case wire.TypeEvent:
-		sd.events = append(sd.events, b.Events...)
+		for i := range b.Events {
+			if e := &b.Events[i]; e.Time < sd.evLast {
+				sd.evSorted = false
+			} else {
+				sd.evLast = e.Time
+			}
+		}
+		err = sd.events.add(b.Events)
 	case wire.TypeDispatch:
-		sd.dispatches = append(sd.dispatches, b.Dispatches...)
+		for i := range b.Dispatches {
+			if d := &b.Dispatches[i]; d.Time < sd.dpLast {
+				sd.dpSorted = false
+			} else {
+				sd.dpLast = d.Time
+			}
+		}
+		err = sd.dispatches.add(b.Dispatches)
 	case wire.TypeRealtime:
-		sd.realtime = append(sd.realtime, b.Realtime...)
+		err = addRealtime(sd.realtime, b.Realtime)
 		if len(b.Realtime) > 0 {
 			w.realtime = true
 		}
 	case wire.TypeInstOtherSIMD:
-		t.other = append(t.other, b.OtherSIMD...)
+		err = w.addOtherSIMD(t, b.OtherSIMD)
 	case wire.TypeShaderData:
-		t.sd = append(t.sd, b.ShaderData...)
+		err = w.addShaderData(t, b.ShaderData)
 	case wire.TypeWave:
 		for i := range b.Waves {
 			wv := &b.Waves[i]
@@ -183,6 +229,10 @@ func (w *Writer) AddBatch(b *wire.Batch) error {
 				}
 			}
 		}
+	}
+	if err != nil {
+		w.err = err
+		return err
 	}
 	// INFO records were reported by the decoder; markers and record types
 	// this package does not know have no viewer file.
@@ -201,21 +251,21 @@ func (w *Writer) EndTrace() error {
 	if !w.opt.JSON {
 		return nil
 	}
-	if len(t.perf) > 0 {
-		if err := w.write("se"+strconv.Itoa(t.se)+"_perfcounter.json", perfCounterJSON(t.perf)); err != nil {
+	if t.perf != nil {
+		if err := w.writePerfCounters(t); err != nil {
 			return err
 		}
 	}
-	if len(t.other) > 0 {
+	if t.other != nil {
 		if err := w.writeOtherSIMD(t); err != nil {
 			return err
 		}
 	}
-	if len(t.sd) > 0 {
-		if w.deferSD {
-			w.kept = append(w.kept, &traceData{se: t.se, sd: t.sd})
-			return nil
-		}
+	if w.deferSD && len(t.sd) > 0 {
+		w.kept = append(w.kept, &traceData{se: t.se, sd: t.sd})
+		return nil
+	}
+	if t.sdRows != nil {
 		return w.writeShaderData(t)
 	}
 	return nil
@@ -225,6 +275,7 @@ func (w *Writer) EndTrace() error {
 // run: the shader-data files kept for marker correction, filenames.json,
 // occupancy.json, realtime.json and code.json.
 func (w *Writer) Finish() error {
+	defer w.spool.close()
 	if err := w.EndTrace(); err != nil {
 		return err
 	}
@@ -232,25 +283,71 @@ func (w *Writer) Finish() error {
 		if w.deferSD {
 			correctMarkers(w.ix, w.kept, w.se)
 			for _, t := range w.kept {
-				if err := w.writeShaderData(t); err != nil {
+				if err := w.writeKeptShaderData(t); err != nil {
 					return err
 				}
 			}
 			w.kept = nil
 		}
-		if err := w.write("filenames.json", w.filenamesJSON()); err != nil {
+		if err := w.stream("filenames.json", w.writeFilenames); err != nil {
 			return err
 		}
-		if err := w.write("occupancy.json", w.occupancyJSON()); err != nil {
+		if err := w.stream("occupancy.json", w.writeOccupancy); err != nil {
 			return err
 		}
 		if w.realtime {
-			if err := w.write("realtime.json", w.realtimeJSON()); err != nil {
+			if err := w.stream("realtime.json", w.writeRealtime); err != nil {
 				return err
 			}
 		}
 	}
 	return w.write("code.json", w.fold.CodeJSON())
+}
+
+// spoolFile returns the Writer's spool file, making it at the first call.
+func (w *Writer) spoolFile() (*spoolFile, error) {
+	if w.spool == nil && w.err == nil {
+		w.spool, w.err = newSpool(w.out)
+	}
+	return w.spool, w.err
+}
+
+// stream writes the file name through fn: straight into the sink when it
+// streams (a Folder), else through memory.
+func (w *Writer) stream(name string, fn func(io.Writer) error) error {
+	if s, ok := w.out.(interface {
+		Stream(name string, write func(io.Writer) error) error
+	}); ok {
+		var n int64
+		err := s.Stream(name, func(dst io.Writer) error {
+			c := &countWriter{w: dst}
+			err := fn(c)
+			n = c.n
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		w.stats.Files++
+		w.stats.Bytes += n
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := fn(&buf); err != nil {
+		return err
+	}
+	return w.write(name, buf.Bytes())
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (w *Writer) write(name string, data []byte) error {
