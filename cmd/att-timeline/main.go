@@ -1,0 +1,37 @@
+// Command att-timeline turns record streams into a trace in the Trace
+// Event Format (the JSON that Perfetto's UI and trace processor, and
+// Chrome's DevTools Performance panel, open), so that the waves of a
+// capture can be looked at on a timeline.
+//
+// Usage:
+//
+//	att-timeline [-o FILE] [--index FILE] [--start T] [--end T] [--jq FILTER]
+//	             [--no-instructions] [--max-size SIZE] [STREAM…]
+//
+// Each STREAM is a record stream from att-decode, or its JSON projection
+// (no STREAM, or "-", reads standard input). The trace goes to standard
+// output, or to FILE (written whole or not at all).
+//
+// Layout: one process per shader engine ("SE<n>"); one thread (track) per
+// wave slot, "CU<c> SIMD<s> slot<w>", holding a slice per wave and, nested
+// in it, a slice per instruction (named by its category; args: PC,
+// instruction text and source line from --index, stall and duration)
+// with its stall as a nested "stall" slice. Instruction slices are cut at
+// the next instruction's issue and at the wave's end so that they nest;
+// the full duration is in the args. Occupancy is a counter track per CU
+// ("CU<c> waves", waves resident); dispatches and events are instants on
+// the shader engine's "dispatches and events" track; markers are scopes
+// (enter/exit) or instants on the wave slot's "markers" track.
+//
+// Time is the shader clock: one trace microsecond is one cycle. --start
+// and --end keep what lies in [T, T'] (slices cut to it); --jq keeps the
+// records a jq program accepts (as att-decode --jq). --max-size bounds
+// the output (default 256MB): once it is reached, instruction slices are
+// dropped, then everything but the closing, and a warning says from which
+// cycle on; --no-instructions leaves instruction slices out from the
+// start.
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
