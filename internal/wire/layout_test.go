@@ -21,7 +21,7 @@ func docLayouts(t *testing.T) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("(?m)^\\| (\\d+|other) \\| (\\w+) \\| (.*) \\|$")
+	row := regexp.MustCompile(`(?m)^\| (\d+|other) \| (\w+) \| (.*) \|$`)
 	list := func(s string) []string {
 		var out []string
 		for _, f := range strings.Split(s, ",") {
