@@ -9,7 +9,7 @@
 //	att-tool [-d DIR] [--lib LIB] [--formats json,csv] [--base-name NAME]
 //	         [--no-decode-markers] [--backend auto|native|rocm] [-j N]
 //	         [--code-object ID=PATH@ADDR]… [--group PID_AGENT] [--force]
-//	         [--progress] FILE…
+//	         [--counters NAME,…] [--progress] FILE…
 //
 // It does in one process what co-index, att-decode, att-rcv and att-stats
 // do: it indexes the code objects, decodes the shader engines of all runs
@@ -23,6 +23,11 @@
 // every group. Several groups give one output per group (folders named
 // ui_output_<name>_<pid>_<agent>_<run>), and --group PID_AGENT processes
 // one.
+//
+// The viewer's Counters series are named by the perf counters the capture
+// was made with: --counters, or else those rocprofv3 recorded for the
+// group's process in <pid>_config.json beside the traces (written with
+// --output-config; member att_param_perfcounters), else none.
 //
 // With -d DIR and a single run, DIR is the viewer folder and the stats CSV
 // goes beside it; when DIR holds other files (it is not an earlier viewer

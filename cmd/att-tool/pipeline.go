@@ -38,15 +38,16 @@ type code struct {
 // An output is one viewer folder (and stats CSV) to write: one run of one
 // group.
 type output struct {
-	g       *group
-	run     int
-	code    *code
-	dir     string // target folder
-	csv     string // target stats CSV ("" without csv)
-	tmpDir  string
-	tmpCSV  string
-	traces  []int // indexes into pipeline.tasks, in discovery order
-	noMatch bool  // waves ran, but no instruction is in the index
+	g        *group
+	counters []string // filenames.json counter_names
+	run      int
+	code     *code
+	dir      string // target folder
+	csv      string // target stats CSV ("" without csv)
+	tmpDir   string
+	tmpCSV   string
+	traces   []int // indexes into pipeline.tasks, in discovery order
+	noMatch  bool  // waves ran, but no instruction is in the index
 }
 
 // A task is one trace to decode into a record file.
@@ -187,6 +188,15 @@ func (p *pipeline) plan(ctx context.Context, fd *found, groups []*group) error {
 			}
 			built[key] = c
 		}
+		counters, err := rcv.ParseCounters(p.f.Counters)
+		if err != nil {
+			return err
+		}
+		if len(p.f.Counters) == 0 {
+			if counters, _, err = captureCounters(g); err != nil {
+				return err
+			}
+		}
 		runs := map[int][]tracename.Trace{}
 		for _, t := range g.traces {
 			runs[t.Run] = append(runs[t.Run], t)
@@ -196,7 +206,7 @@ func (p *pipeline) plan(ctx context.Context, fd *found, groups []*group) error {
 			name += "_" + g.key + "_"
 		}
 		for _, r := range slices.Sorted(mapsKeys(runs)) {
-			o := &output{g: g, run: r, code: c}
+			o := &output{g: g, run: r, code: c, counters: counters}
 			o.dir = filepath.Join(filepath.Dir(g.traces[0].Path), "ui_output_"+name+strconv.Itoa(r))
 			for _, t := range runs[r] {
 				o.traces = append(o.traces, len(p.tasks))
@@ -596,7 +606,8 @@ func (s dirSink) WriteFile(name string, data []byte) error {
 // traces' record files, as att-rcv and att-stats do.
 func (p *pipeline) write(ctx context.Context, o *output) error {
 	fo := fold.New(o.code.ix)
-	w := rcv.NewWriter(dirSink{o.tmpDir, o.dir}, o.code.ix, fo, rcv.Options{JSON: p.json, DecodeMarkers: !p.f.NoDecodeMarkers})
+	w := rcv.NewWriter(dirSink{o.tmpDir, o.dir}, o.code.ix, fo, rcv.Options{JSON: p.json, DecodeMarkers: !p.f.NoDecodeMarkers,
+		CounterNames: o.counters})
 	var rd *wire.Reader
 	for _, i := range o.traces {
 		if err := ctx.Err(); err != nil {

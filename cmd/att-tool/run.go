@@ -16,6 +16,7 @@ import (
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/codeobj"
 	"github.com/attkit/attkit/internal/publish"
+	"github.com/attkit/attkit/internal/rcv"
 )
 
 type flags struct {
@@ -25,6 +26,7 @@ type flags struct {
 	Formats         string   `default:"json,csv" placeholder:"FORMATS" help:"Comma-separated output formats: json (viewer files), csv (stats CSV); default json,csv."`
 	BaseName        string   `name:"base-name" placeholder:"NAME" help:"Base of ui_output_<NAME><run> (default: the first input's folder name)."`
 	NoDecodeMarkers bool     `name:"no-decode-markers" help:"Keep packed marker values and arrival times."`
+	Counters        []string `sep:"none" placeholder:"NAME,..." help:"Perf counters the capture was made with (rocprofv3's --att-perfcounters order; NAME or NAME:MASK): they name the viewer's Counters series. Default: those rocprofv3 recorded in <pid>_config.json beside the traces (--output-config), else none."`
 	Backend         string   `enum:"auto,native,rocm" default:"auto" help:"Decoder: auto (ROCm library if found, else native), native, rocm."`
 	Compat          string   `enum:"newest,0.1.6" default:"newest" help:"Native decoder: records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6), as att-decode --compat."`
 	Jobs            int      `short:"j" default:"-1" placeholder:"N" help:"Decode this many traces (and write this many runs) at once (default: number of cores)."`
@@ -93,6 +95,9 @@ func checkFlags(env *cli.Env, f *flags) (int, bool) {
 	}
 	if f.Jobs <= 0 {
 		return usage(env, "-j takes a positive whole number, not %d", f.Jobs), false
+	}
+	if _, err := rcv.ParseCounters(f.Counters); err != nil {
+		return usage(env, "--counters: %v", err), false
 	}
 	for _, a := range f.CodeObject {
 		if _, err := codeobj.ParseInputArg(a); err != nil {
