@@ -594,133 +594,176 @@ func (g *rdnaGen) dispatch(k *kernelInfo) {
 	e.regInit(t, me, pipe, 2, uint32(r.next())|1)
 }
 
+// step advances actor a by one action, the named step of its kind.
 func (g *rdnaGen) step(a *rdnaActor) {
-	e, r := g.e, g.r
 	switch a.kind {
 	case raSlot:
 		g.stepSlot(a)
 	case raOcc:
-		if a.running && a.saved {
-			k := a.k
-			e.waveStart(a.t, false, a.sa, a.wgp, a.simd, a.wid, k.me, k.pipe, uint8(66+rdRestores[r.intn(6)]), false, 0)
-			a.saved = false
-			a.t = g.evT(a.t + int64(r.rangeIn(20, 800)))
-			return
-		}
-		if a.running && g.o.ContextSwitch && a.t > g.holdEnds && r.oneIn(3) {
-			k := a.k
-			e.waveStart(a.t, false, a.sa, a.wgp, a.simd, a.wid, k.me, k.pipe, uint8(66+rdSaves[r.intn(4)]), false, 0)
-			a.saved = true
-			a.t = g.evT(a.t + int64(r.rangeIn(20, 400)))
-			return
-		}
-		if a.running {
-			if g.cfg.PacketLoss && g.gen >= 11 && !g.o.Reorder && !g.closing && a.t > g.holdEnds && r.oneIn(3) {
-				// The end is lost: a packet-loss flag precedes the
-				// next start of this location (spec §2.3.6 WAVE_START
-				// step 3).
-				a.lost = true
-			} else {
-				e.waveEnd(a.t, a.sa, a.wgp, a.simd, a.wid, wire.PC{})
-			}
-			a.running = false
-			if g.closing {
-				a.done = true
-				return
-			}
-			a.t = g.evT(a.t + int64(r.rangeIn(1, 300)))
-			return
-		}
-		if g.closing && !a.lost {
-			a.done = true
-			return
-		}
-		k := &g.kernels[r.intn(len(g.kernels))]
-		if a.lost {
-			e.lossNext, a.lost = true, false
-		}
-		a.k = k
-		g.startTok(a.t, a.sa, a.wgp, a.simd, a.wid, k)
-		a.running = true
-		a.t = g.evT(max(a.t+int64(r.rangeIn(20, 1500)), g.holdEnds))
+		g.stepOccupancy(a)
 	case raOther:
-		if g.closing {
-			a.done = true
-			return
-		}
-		c := g.codes.other[r.intn(len(g.codes.other))]
-		e.inst(a.t, uint8(r.intn(32)), c, wire.PC{})
-		a.t = g.evT(a.t + int64(r.rangeIn(0, 60)))
+		g.stepOtherSIMD(a)
 	case raRT:
-		if g.closing {
-			a.done = true
-			return
-		}
-		e.realtime(a.t, g.rtV+uint64(a.t)/20)
-		a.t += int64(r.rangeIn(200, 6000))
+		g.stepRealtime(a)
 	case raEvents:
-		if g.closing {
-			a.done = true
-			return
-		}
-		if r.oneIn(2) {
-			ids := []uint8{7, 4, 6, 0x14, 0x16, 0x28, 0x36, 1, 0x10}
-			e.event(a.t, uint8(r.intn(2)), uint8(r.intn(4)), ids[r.intn(len(ids))], r.oneIn(2))
-		} else {
-			flags := []uint32{rmTTStallBeg, rmTTStallEnd, rmDIDTBeg, rmDIDTEnd, rmGCRinse, rmSPMOrPL}
-			f := flags[r.intn(len(flags))]
-			if f == rmSPMOrPL && g.o.Version <= 2 && r.oneIn(2) {
-				f = rmGCRinse // packet loss only now and then
-			}
-			e.misc(a.t, f)
-		}
-		a.t = g.evT(a.t + int64(r.rangeIn(50, 2000)))
+		g.stepEvent(a)
 	case raExec:
-		if g.closing {
-			a.done = true
-			return
-		}
-		e.ignored(a.t, []int{rtAluExec, rtVmemExec}[r.intn(2)])
-		a.t = g.evT(a.t + int64(r.rangeIn(1, 12)))
+		g.stepExec(a)
 	case raNoise:
-		if g.closing {
-			a.done = true
-			return
-		}
-		switch r.intn(6) {
-		case 0:
-			e.nops(1 + r.intn(5))
-		case 1:
-			typs := []int{rtWaveAlloc, rtUtil, rtEventSync}
-			if g.gen >= 12 {
-				typs = append(typs, rtPop1, rtPop3)
-			}
-			e.ignored(a.t, typs[r.intn(len(typs))])
-		case 2:
-			e.misc(a.t, 0)
-		case 3:
-			e.reg(a.t, uint8(r.intn(2)), uint8(r.intn(4)), true, 0x20+uint16(r.intn(8)), uint32(r.next()))
-		case 4:
-			e.reg(a.t, uint8(r.intn(2)), uint8(r.intn(4)), false, 0xC340+uint16(r.intn(2)), uint32(r.next()))
-		case 5:
-			e.ignored(a.t, rtWaveAlloc)
-		}
-		a.t = g.evT(a.t + int64(r.rangeIn(1, 300)))
+		g.stepNoise(a)
 	case raSData:
-		if g.closing {
-			a.done = true
-			return
-		}
-		wgp := uint8(r.intn(8))
-		if g.gen >= 12 {
-			wgp &^= 2 // see sdataTok
-		}
-		g.sdataTok(a.t, uint8(r.intn(2)), wgp, uint8(r.intn(4)), uint8(r.intn(32)))
-		a.t = g.evT(a.t + int64(r.rangeIn(50, 3000)))
+		g.stepShaderData(a)
 	case raLateLoad:
 		g.loadCodeObjects(a.t, true)
 		a.done = true
 	}
+}
+
+// stepOccupancy starts, ends, saves or restores an occupancy-only wave of
+// another SIMD or WGP (with context switches and lost ends).
+func (g *rdnaGen) stepOccupancy(a *rdnaActor) {
+	e, r := g.e, g.r
+	if a.running && a.saved {
+		k := a.k
+		e.waveStart(a.t, false, a.sa, a.wgp, a.simd, a.wid, k.me, k.pipe, uint8(66+rdRestores[r.intn(6)]), false, 0)
+		a.saved = false
+		a.t = g.evT(a.t + int64(r.rangeIn(20, 800)))
+		return
+	}
+	if a.running && g.o.ContextSwitch && a.t > g.holdEnds && r.oneIn(3) {
+		k := a.k
+		e.waveStart(a.t, false, a.sa, a.wgp, a.simd, a.wid, k.me, k.pipe, uint8(66+rdSaves[r.intn(4)]), false, 0)
+		a.saved = true
+		a.t = g.evT(a.t + int64(r.rangeIn(20, 400)))
+		return
+	}
+	if a.running {
+		if g.cfg.PacketLoss && g.gen >= 11 && !g.o.Reorder && !g.closing && a.t > g.holdEnds && r.oneIn(3) {
+			// The end is lost: a packet-loss flag precedes the
+			// next start of this location (spec §2.3.6 WAVE_START
+			// step 3).
+			a.lost = true
+		} else {
+			e.waveEnd(a.t, a.sa, a.wgp, a.simd, a.wid, wire.PC{})
+		}
+		a.running = false
+		if g.closing {
+			a.done = true
+			return
+		}
+		a.t = g.evT(a.t + int64(r.rangeIn(1, 300)))
+		return
+	}
+	if g.closing && !a.lost {
+		a.done = true
+		return
+	}
+	k := &g.kernels[r.intn(len(g.kernels))]
+	if a.lost {
+		e.lossNext, a.lost = true, false
+	}
+	a.k = k
+	g.startTok(a.t, a.sa, a.wgp, a.simd, a.wid, k)
+	a.running = true
+	a.t = g.evT(max(a.t+int64(r.rangeIn(20, 1500)), g.holdEnds))
+}
+
+// stepOtherSIMD writes an instruction of the other SIMD.
+func (g *rdnaGen) stepOtherSIMD(a *rdnaActor) {
+	e, r := g.e, g.r
+	if g.closing {
+		a.done = true
+		return
+	}
+	c := g.codes.other[r.intn(len(g.codes.other))]
+	e.inst(a.t, uint8(r.intn(32)), c, wire.PC{})
+	a.t = g.evT(a.t + int64(r.rangeIn(0, 60)))
+}
+
+// stepRealtime writes a realtime sample.
+func (g *rdnaGen) stepRealtime(a *rdnaActor) {
+	e, r := g.e, g.r
+	if g.closing {
+		a.done = true
+		return
+	}
+	e.realtime(a.t, g.rtV+uint64(a.t)/20)
+	a.t += int64(r.rangeIn(200, 6000))
+}
+
+// stepEvent writes an EVENT or a MISC token with a flag.
+func (g *rdnaGen) stepEvent(a *rdnaActor) {
+	e, r := g.e, g.r
+	if g.closing {
+		a.done = true
+		return
+	}
+	if r.oneIn(2) {
+		ids := []uint8{7, 4, 6, 0x14, 0x16, 0x28, 0x36, 1, 0x10}
+		e.event(a.t, uint8(r.intn(2)), uint8(r.intn(4)), ids[r.intn(len(ids))], r.oneIn(2))
+	} else {
+		flags := []uint32{rmTTStallBeg, rmTTStallEnd, rmDIDTBeg, rmDIDTEnd, rmGCRinse, rmSPMOrPL}
+		f := flags[r.intn(len(flags))]
+		if f == rmSPMOrPL && g.o.Version <= 2 && r.oneIn(2) {
+			f = rmGCRinse // packet loss only now and then
+		}
+		e.misc(a.t, f)
+	}
+	a.t = g.evT(a.t + int64(r.rangeIn(50, 2000)))
+}
+
+// stepExec writes an ALU_EXEC or VMEM_EXEC token.
+func (g *rdnaGen) stepExec(a *rdnaActor) {
+	e, r := g.e, g.r
+	if g.closing {
+		a.done = true
+		return
+	}
+	e.ignored(a.t, []int{rtAluExec, rtVmemExec}[r.intn(2)])
+	a.t = g.evT(a.t + int64(r.rangeIn(1, 12)))
+}
+
+// stepNoise writes a token the parser ignores, or NOP nibbles.
+func (g *rdnaGen) stepNoise(a *rdnaActor) {
+	e, r := g.e, g.r
+	if g.closing {
+		a.done = true
+		return
+	}
+	switch r.intn(6) {
+	case 0:
+		e.nops(1 + r.intn(5))
+	case 1:
+		typs := []int{rtWaveAlloc, rtUtil, rtEventSync}
+		if g.gen >= 12 {
+			typs = append(typs, rtPop1, rtPop3)
+		}
+		e.ignored(a.t, typs[r.intn(len(typs))])
+	case 2:
+		e.misc(a.t, 0)
+	case 3:
+		e.reg(a.t, uint8(r.intn(2)), uint8(r.intn(4)), true, 0x20+uint16(r.intn(8)), uint32(r.next()))
+	case 4:
+		e.reg(a.t, uint8(r.intn(2)), uint8(r.intn(4)), false, 0xC340+uint16(r.intn(2)), uint32(r.next()))
+	case 5:
+		e.ignored(a.t, rtWaveAlloc)
+	}
+	a.t = g.evT(a.t + int64(r.rangeIn(1, 300)))
+}
+
+// stepShaderData writes a shader data token of a random location.
+func (g *rdnaGen) stepShaderData(a *rdnaActor) {
+	r := g.r
+	if g.closing {
+		a.done = true
+		return
+	}
+	wgp := uint8(r.intn(8))
+	if g.gen >= 12 {
+		wgp &^= 2 // see sdataTok
+	}
+	g.sdataTok(a.t, uint8(r.intn(2)), wgp, uint8(r.intn(4)), uint8(r.intn(32)))
+	a.t = g.evT(a.t + int64(r.rangeIn(50, 3000)))
 }
 
 // sdataTok writes a shader-data token. On gfx12 the location's WGP must
