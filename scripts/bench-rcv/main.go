@@ -1,0 +1,121 @@
+// Command bench-rcv measures att-rcv's peak memory against the size of the
+// trace: it generates gfx9 traces of the sample's code object at each size
+// (scripts/gentrace -all: waves, occupancy, perf counters, shader data,
+// events), decodes them with the native decoder, and runs att-rcv on each
+// record stream, reporting wall time and peak RSS. Goal: the peak RSS of
+// the largest within 10% of the smallest's (att-rcv keeps what grows with
+// the trace in a spool file); it exits 1 when that does not hold.
+//
+// Usage:
+//
+//	go run ./scripts/bench-rcv [-sizes 10MB,160MB] [-keep DIR]
+//
+// The viewer folders are removed after each run (a 160 MB trace makes
+// 600,000 wave files, about 4 GB); -keep keeps the traces and streams.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	sizes := flag.String("sizes", "10MB,160MB", "comma-separated trace sizes")
+	keep := flag.String("keep", "", "work in this folder and keep the traces (default: a temporary one)")
+	flag.Parse()
+	if err := bench(strings.Split(*sizes, ","), *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-rcv:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	wall   time.Duration
+	maxRSS int64 // KiB
+}
+
+func runCmd(name string, args ...string) (result, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{wall: time.Since(start)}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = ru.Maxrss
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s %s: %v", filepath.Base(name), strings.Join(args, " "), err)
+	}
+	return r, nil
+}
+
+func bench(sizes []string, keep string) error {
+	work := keep
+	if work == "" {
+		var err error
+		if work, err = os.MkdirTemp("", "bench-rcv"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+	}
+	bin := filepath.Join(work, "bin")
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/co-index", "./cmd/att-decode", "./cmd/att-rcv", "./scripts/gentrace")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build: %v", err)
+	}
+	tool := func(n string) string { return filepath.Join(bin, n) }
+	index := filepath.Join(work, "sample.idx")
+	if _, err := runCmd(tool("co-index"), "-o", index, "testdata/sample/31337_1_code_object_id_1.hsaco"); err != nil {
+		return err
+	}
+	fmt.Printf("%-8s %12s %12s %10s %12s\n", "trace", "trace bytes", "rec bytes", "wall", "peak RSS")
+	var first, last int64
+	for _, size := range sizes {
+		att := filepath.Join(work, "t"+size+".att")
+		rec := filepath.Join(work, "t"+size+".rec")
+		if _, err := os.Stat(rec); err != nil {
+			if _, err := runCmd(tool("gentrace"), "-index", index, "-seed", "7", "-all", "-size", size, "-q", "-o", att); err != nil {
+				return err
+			}
+			if _, err := runCmd(tool("att-decode"), "--backend", "native", "--quiet", "--index", index, "-o", rec, att); err != nil {
+				return err
+			}
+		}
+		ui := filepath.Join(work, "ui_"+size)
+		os.RemoveAll(ui)
+		os.Remove(filepath.Join(work, "stats_ui_"+size+".csv"))
+		r, err := runCmd(tool("att-rcv"), "-d", ui, "--index", index, rec)
+		if err != nil {
+			return err
+		}
+		os.RemoveAll(ui)
+		os.Remove(filepath.Join(work, "stats_ui_"+size+".csv"))
+		st1, _ := os.Stat(att)
+		st2, _ := os.Stat(rec)
+		var ab, rb int64
+		if st1 != nil {
+			ab = st1.Size()
+		}
+		if st2 != nil {
+			rb = st2.Size()
+		}
+		fmt.Printf("%-8s %12d %12d %10s %9d KiB\n", size, ab, rb, r.wall.Round(10*time.Millisecond), r.maxRSS)
+		if first == 0 {
+			first = r.maxRSS
+		}
+		last = r.maxRSS
+	}
+	ratio := float64(last) / float64(first)
+	fmt.Printf("peak RSS, largest / smallest: %.2f (goal: at most 1.10)\n", ratio)
+	if ratio > 1.10 {
+		return fmt.Errorf("att-rcv's peak RSS grows with the trace: %.2fx", ratio)
+	}
+	return nil
+}
