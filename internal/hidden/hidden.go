@@ -21,8 +21,10 @@
 // the number of instructions in it), the other-SIMD intervals of each
 // shader engine, and one entry per distinct PC. It does not keep records:
 // the few numbers the second pass needs of each instruction (PC number,
-// category, time, stall, duration: 5 to 10 bytes) go to a spool file,
-// read back once the intervals are complete and removed by Close. The
+// category, time, stall, duration: 5 to 10 bytes) go to a spool file, in
+// sections of 64 KiB per scope (so each scope holds at most that much
+// unwritten), read back once, section by section, when the intervals are
+// complete, and removed by Close. The
 // second pass takes one scope at a time per CPU, so the unions of the
 // pipes' intervals (MATH, VECTOR, ALL, with their prefix sums) exist for
 // those scopes only. Each interval costs 16 bytes and each prefix sum 8;
@@ -121,13 +123,15 @@ type Options struct {
 }
 
 type scope struct {
-	key    Scope
-	pipes  [nPipes]coalescer
-	blocks []block   // the scope's waves in the spool, in order
-	sums   []Latency // per PC id, with Options.ByScope
+	key   Scope
+	pipes [nPipes]coalescer
+	segs  []block   // the scope's sections of the spool, in order
+	tail  []byte    // the scope's waves not yet in the spool
+	sums  []Latency // per PC id, with Options.ByScope
 }
 
-// A block is one wave's place in the spool.
+// A block is one section of the spool: whole waves of one scope, one
+// after another.
 type block struct {
 	off int64
 	n   int
@@ -150,8 +154,7 @@ type Analyzer struct {
 	file     *os.File
 	mem      *bytes.Buffer
 	spoolOff int64
-	window   int // bytes the spool is read back by (tests make it small)
-	block    []byte
+	window   int // bytes of a scope's waves per spool section (tests make it small)
 	waveSpan [nPipes][]Span
 	waveIv   []Interval
 
@@ -168,7 +171,7 @@ type Analyzer struct {
 
 // New returns an empty Analyzer. Call Close when done with it.
 func New(opt Options) *Analyzer {
-	a := &Analyzer{opt: opt, byPC: map[wire.PC]uint32{}, byScope: map[Scope]int{}, other: map[int]*coalescer{}, window: 1 << 20}
+	a := &Analyzer{opt: opt, byPC: map[wire.PC]uint32{}, byScope: map[Scope]int{}, other: map[int]*coalescer{}, window: 64 << 10}
 	return a
 }
 
@@ -320,7 +323,7 @@ func (a *Analyzer) addWave(se int, simd uint8, begin int64, insts []wire.Instruc
 	for p := range a.waveSpan {
 		a.waveSpan[p] = a.waveSpan[p][:0]
 	}
-	b := a.block[:0]
+	b := sc.tail
 	b = binary.AppendVarint(b, begin)
 	b = binary.AppendUvarint(b, uint64(len(insts)))
 	prev := begin
@@ -356,12 +359,17 @@ func (a *Analyzer) addWave(se int, simd uint8, begin int64, insts []wire.Instruc
 			sc.pipes[p].add(Span{Start: iv.Start(), Len: iv.Len})
 		}
 	}
-	if _, err := a.spool.Write(b); err != nil {
-		return fmt.Errorf("hidden-latency spool: %w", err)
+	// A scope's waves go to the spool in sections of their own, so the
+	// second pass reads the spool once, a section at a time.
+	sc.tail = b
+	if len(b) >= a.window {
+		if _, err := a.spool.Write(b); err != nil {
+			return fmt.Errorf("hidden-latency spool: %w", err)
+		}
+		sc.segs = append(sc.segs, block{a.spoolOff, len(b)})
+		a.spoolOff += int64(len(b))
+		sc.tail = b[:0]
 	}
-	sc.blocks = append(sc.blocks, block{a.spoolOff, len(b)})
-	a.spoolOff += int64(len(b))
-	a.block = b
 	return nil
 }
 
@@ -509,28 +517,37 @@ func (a *Analyzer) walkScope(sc *scope, rd *spoolReader, sums []Latency, touched
 	if a.opt.ByScope {
 		sc.sums = make([]Latency, len(a.pcs))
 	}
-	for _, blk := range sc.blocks {
-		b, err := rd.read(blk)
+	for _, seg := range sc.segs {
+		b, err := rd.read(seg)
 		if err != nil {
 			return err
 		}
-		if err := a.walk(b, &l, sums, sc.sums, touched); err != nil {
+		if err := a.walkAll(b, &l, sums, sc.sums, touched); err != nil {
 			return err
 		}
 	}
-	sc.blocks = nil
+	err := a.walkAll(sc.tail, &l, sums, sc.sums, touched)
+	sc.segs, sc.tail = nil, nil
+	return err
+}
+
+// walkAll walks the spooled waves of b, one after another.
+func (a *Analyzer) walkAll(b []byte, l *lists, sums, scopeSums []Latency, touched []bool) error {
+	d := dec{b: b}
+	for len(d.b) > 0 {
+		if err := a.walk(&d, l, sums, scopeSums, touched); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 var errSpool = errors.New("hidden-latency spool: corrupt block")
 
-// spoolReader reads blocks back through a window of the spool: a scope's
-// blocks come in file order, and the waves of the scopes of one shader
-// engine are near each other.
+// spoolReader reads sections of the spool back.
 type spoolReader struct {
-	a      *Analyzer
-	win    []byte
-	winOff int64
+	a   *Analyzer
+	buf []byte
 }
 
 func (r *spoolReader) read(b block) ([]byte, error) {
@@ -541,27 +558,23 @@ func (r *spoolReader) read(b block) ([]byte, error) {
 		}
 		return m[b.off : b.off+int64(b.n)], nil
 	}
-	if b.off < r.winOff || b.off+int64(b.n) > r.winOff+int64(len(r.win)) {
-		size := max(r.a.window, b.n)
-		if cap(r.win) < size {
-			r.win = make([]byte, size)
-		}
-		r.win = r.win[:size]
-		n, err := r.a.file.ReadAt(r.win, b.off)
-		if n < b.n {
-			if err == nil || err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, fmt.Errorf("hidden-latency spool: %w", err)
-		}
-		r.win, r.winOff = r.win[:n], b.off
+	if cap(r.buf) < b.n {
+		r.buf = make([]byte, b.n)
 	}
-	return r.win[b.off-r.winOff : b.off-r.winOff+int64(b.n)], nil
+	r.buf = r.buf[:b.n]
+	n, err := r.a.file.ReadAt(r.buf, b.off)
+	if n < b.n {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("hidden-latency spool: %w", err)
+	}
+	return r.buf, nil
 }
 
-// walk computes one spooled wave (§8.2 item 6).
-func (a *Analyzer) walk(b []byte, l *lists, sums, scopeSums []Latency, touched []bool) error {
-	d := dec{b: b}
+// walk computes the spooled wave at the start of d (§8.2 item 6) and
+// consumes it.
+func (a *Analyzer) walk(d *dec, l *lists, sums, scopeSums []Latency, touched []bool) error {
 	begin := d.varint()
 	n := d.uvarint()
 	if d.bad {

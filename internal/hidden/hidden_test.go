@@ -564,8 +564,8 @@ func FuzzAnalyze(f *testing.F) {
 	})
 }
 
-// TestFileSpool: the spool in a file (read back through a window smaller
-// than the spool) gives what the in-memory spool gives, and Close removes
+// TestFileSpool: the spool in a file (written in per-scope sections much
+// smaller than the spool) gives what the in-memory spool gives, and Close removes
 // the file.
 func TestFileSpool(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
