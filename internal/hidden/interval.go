@@ -356,7 +356,14 @@ func (c *coalescer) flush() {
 	// starts does not matter, see sortSpans).
 	p = c.radix(p)
 	n := len(c.groups)
-	g := slices.Grow(c.groups, len(p))[:n+len(p)]
+	g := c.groups
+	if cap(g) < n+len(p) {
+		// Grow by half as much again as needed: the next flushes then fit
+		// (a flush adds at most a quarter, see add) instead of copying
+		// every interval at each flush.
+		g = slices.Grow(g, len(p)+n/2)
+	}
+	g = g[:n+len(p)]
 	i, j := n-1, len(p)-1
 	for k := len(g) - 1; j >= 0; k-- {
 		if i >= 0 && (g[i].Start() > p[j].Start || g[i].Start() == p[j].Start && g[i].Len > p[j].Len) {
