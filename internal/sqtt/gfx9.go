@@ -573,7 +573,7 @@ func (w *wave) programEnd016() {
 		}
 		c := I.Time + 4 - s
 		if w.stateStart > s {
-			w.cutTimelineKeep(w.stateStart - s)
+			w.cutTimeline(w.stateStart - s)
 			w.stateStart = s
 		}
 		I.Time, I.Category, I.Duration, I.Stall = s, wire.CatMessage, int32(c), uint32(c-4)
@@ -590,9 +590,9 @@ func (w *wave) programEnd016() {
 	w.waitFrom(ti, c)
 }
 
-// cutTimelineKeep removes the last d cycles of the timeline, keeping a
-// segment it empties as a segment of duration 0.
-func (w *wave) cutTimelineKeep(d int64) {
+// cutTimeline removes the last d cycles of the timeline; a segment it
+// empties stays, with duration 0, as 0.1.6 keeps it (A.4 item 8.8).
+func (w *wave) cutTimeline(d int64) {
 	for d > 0 && len(w.timeline) > 0 {
 		last := &w.timeline[len(w.timeline)-1]
 		if int64(last.Duration) >= d {
@@ -626,19 +626,6 @@ func (w *wave) waitFrom(ti, c int64) {
 	w.curState = wire.StateExec
 	w.timeline = append(w.timeline, wire.WaveState{Type: wire.StateWait, Duration: int32(c)})
 	w.stateStart = ti + c
-}
-
-// cutTimeline removes the last d cycles of the timeline.
-func (w *wave) cutTimeline(d int64) {
-	for d > 0 && len(w.timeline) > 0 {
-		last := &w.timeline[len(w.timeline)-1]
-		if int64(last.Duration) > d {
-			last.Duration -= int32(d)
-			break
-		}
-		d -= int64(last.Duration)
-		w.timeline = w.timeline[:len(w.timeline)-1]
-	}
 }
 
 // complete ends a wave at token time t (newest: t+4, current state;

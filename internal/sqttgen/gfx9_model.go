@@ -288,7 +288,7 @@ func (m *model) programEnd016(w *modelWave) {
 	// most).
 	for cut := w.stateStart - ti; cut > 0 && len(w.rec.Timeline) > 0; {
 		last := &w.rec.Timeline[len(w.rec.Timeline)-1]
-		if int64(last.Duration) > cut {
+		if int64(last.Duration) >= cut { // an emptied segment stays (spec A.4 item 8.8)
 			last.Duration -= int32(cut)
 			break
 		}
