@@ -443,13 +443,16 @@ func coveredOf(ivs []Interval) int64 {
 }
 
 // TestCoalescerAgrees: coalescing in steps (by waves, by buffers, groups
-// of another coalescer) gives what coalescing everything at once gives,
-// zero-length intervals included.
+// of another coalescer, with chunks of 1 to 3 intervals frozen and thawed)
+// gives what coalescing everything at once gives, zero-length intervals
+// included.
 func TestCoalescerAgrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
+	thawed := 0
 	for trial := range 300 {
 		var all []Span
 		var c, other coalescer
+		c.chunk = trial % 4 // 0: the default
 		for range rng.IntN(40) {
 			s := Span{int64(rng.IntN(200)), int64(rng.IntN(9))}
 			all = append(all, s)
@@ -459,7 +462,11 @@ func TestCoalescerAgrees(t *testing.T) {
 				c.add(s)
 			}
 			if rng.IntN(5) == 0 {
+				froz := len(c.frozen)
 				c.flush()
+				if len(c.frozen) < froz {
+					thawed++
+				}
 			}
 		}
 		c.addAll(&other)
@@ -467,6 +474,9 @@ func TestCoalescerAgrees(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("trial %d: in steps %v, at once %v (spans %v)", trial, got, want, all)
 		}
+	}
+	if thawed == 0 {
+		t.Error("no flush thawed a frozen chunk")
 	}
 }
 

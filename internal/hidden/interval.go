@@ -282,11 +282,21 @@ func ownWindow(l *List, last, clock, stall int64) Latency {
 // [S, S+L] joins that accumulator either way, and every span starting
 // after S+L sees the same accumulated length). TestCoalescerAgrees checks
 // it against Coalesce.
+//
+// The intervals are kept in chunks: frozen chunks that no span added so
+// far reaches, then the active intervals, the only ones a flush merges
+// into (waves come roughly in time order, so a flush rarely reaches back
+// further). That way growing the storage copies only the active part.
 type coalescer struct {
-	groups []Interval // coalesced so far, sorted
+	frozen [][]Interval // coalesced so far, sorted, before groups
+	groups []Interval   // the active intervals, sorted
+	nFroz  int          // intervals in frozen
+	chunk  int          // intervals per frozen chunk (0: defaultChunk)
 	pend   []Span
 	tmp    []Span // radix sort buffer
 }
+
+const defaultChunk = 16 << 10
 
 // radix sorts p by start, least significant 11-bit digit of start - min
 // first, in as many passes as the range of starts needs. It returns the
@@ -339,8 +349,7 @@ func (c *coalescer) add(s Span) {
 // addAll adds the intervals of another coalescer (its intervals are spans
 // too, by compositionality).
 func (c *coalescer) addAll(o *coalescer) {
-	o.flush()
-	for _, iv := range o.groups {
+	for _, iv := range o.intervals() {
 		c.add(Span{Start: iv.Start(), Len: iv.Len})
 	}
 }
@@ -355,6 +364,17 @@ func (c *coalescer) flush() {
 	// Sorted runs of many waves: radix sort by start (the order of equal
 	// starts does not matter, see sortSpans).
 	p = c.radix(p)
+	// Thaw the frozen chunks the earliest pending span can reach (it
+	// joins an interval when it starts at or before that interval's end).
+	for len(c.frozen) > 0 {
+		f := c.frozen[len(c.frozen)-1]
+		if p[0].Start > f[len(f)-1].End {
+			break
+		}
+		c.frozen = c.frozen[:len(c.frozen)-1]
+		c.nFroz -= len(f)
+		c.groups = append(f[:len(f):len(f)], c.groups...)
+	}
 	n := len(c.groups)
 	g := c.groups
 	if cap(g) < n+len(p) {
@@ -387,6 +407,22 @@ func (c *coalescer) flush() {
 	}
 	c.groups = append(out, Interval{End: acc.Start + acc.Len, Len: acc.Len})
 	c.pend = c.pend[:0]
+	// Freeze the front into chunks of their own, keeping at least a
+	// chunk's worth active. Coalesced intervals leave a gap between each
+	// other, so a chunk boundary never splits what a later sweep would
+	// join.
+	size := c.chunk
+	if size <= 0 {
+		size = defaultChunk
+	}
+	if n := len(c.groups); n >= 2*size {
+		k := (n - size) / size * size
+		for i := 0; i < k; i += size {
+			c.frozen = append(c.frozen, slices.Clone(c.groups[i:i+size]))
+		}
+		c.nFroz += k
+		c.groups = c.groups[:copy(c.groups, c.groups[k:])]
+	}
 }
 
 // intervals returns the coalesced intervals of every span added. The
@@ -394,5 +430,12 @@ func (c *coalescer) flush() {
 func (c *coalescer) intervals() []Interval {
 	c.flush()
 	c.pend = nil
+	if len(c.frozen) > 0 {
+		all := make([]Interval, 0, c.nFroz+len(c.groups))
+		for _, f := range c.frozen {
+			all = append(all, f...)
+		}
+		c.groups, c.frozen, c.nFroz = append(all, c.groups...), nil, 0
+	}
 	return c.groups
 }
