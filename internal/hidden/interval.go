@@ -148,6 +148,10 @@ type List struct {
 	ivs    []Interval
 	before []int64 // before[i]: cycles of ivs[:i]
 	cur    int     // the index the last query found
+	// The last query and its answer: an instruction's idle window often
+	// starts where the previous one's issue ended.
+	lastC, lastV int64
+	haveLast     bool
 }
 
 // NewList returns the list of ivs, which must be sorted and disjoint (what
@@ -170,6 +174,9 @@ func (l *List) Intervals() []Interval { return l.ivs }
 // c: the lengths of the intervals ending at or before c, plus the part of
 // the next one that starts before c.
 func (l *List) Covered(c int64) int64 {
+	if l.haveLast && c == l.lastC {
+		return l.lastV
+	}
 	ivs := l.ivs
 	n := len(ivs)
 	if n == 0 {
@@ -203,6 +210,7 @@ func (l *List) Covered(c int64) int64 {
 			sum += c - s
 		}
 	}
+	l.lastC, l.lastV, l.haveLast = c, sum, true
 	return sum
 }
 
