@@ -836,9 +836,55 @@ func (g *gen) plan(a *actor) {
 	}
 }
 
+// planInst queues the tokens of the wave's next instruction that produces
+// one and moves the wave past it: the instruction itself, or now and then
+// a trap detour or an XNACK replay before it.
 func (g *gen) planInst(a *actor, w *walk) error {
+	if err := g.skipNoToken(w); err != nil {
+		return err
+	}
 	pr := g.prog
-	r := &g.r
+	l := &pr.lines[w.cur]
+	w.steps++
+	if g.cfg.Traps && g.r.oneIn(150) {
+		g.planTrap(a, w)
+		return nil
+	}
+	if g.cfg.Replays && w.lastMem != 0xFF && w.sinceMem >= 1 && g.r.oneIn(12) {
+		g.planReplay(a, w)
+	}
+	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
+		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
+	}
+	next := l.next
+	w.sinceMem++
+	switch l.kind {
+	case kindPlain:
+		g.planPlain(a, w, l)
+	case kindImmed:
+		w.ready = g.immed(a, w.ready, w.cur, true) + g.gap()
+	case kindTTrace:
+		g.planTTrace(a, w)
+	case kindBarrier:
+		g.planBarrier(a, w)
+	case kindEndpgm:
+		g.planEndpgm(a, w)
+	case kindBranch, kindBranchCond:
+		next = g.planBranch(a, w, l)
+	case kindSetPC, kindSwapPC:
+		return g.planJump(a, w, l)
+	}
+	w.anchor = false
+	if !w.done {
+		w.cur = next
+	}
+	return nil
+}
+
+// skipNoToken moves the wave past the instructions that produce no token
+// (none may start a stitch anchor) to the next one that does.
+func (g *gen) skipNoToken(w *walk) error {
+	pr := g.prog
 	for hops := 0; ; hops++ {
 		if w.cur < 0 {
 			return errors.New("the simulated wave left the indexed program")
@@ -850,133 +896,150 @@ func (g *gen) planInst(a *actor, w *walk) error {
 		if hops > len(pr.lines)+16 {
 			return fmt.Errorf("no instruction producing a token after %#x", l.pc.Address)
 		}
-		if l.kind == kindNoToken {
-			if w.anchor && l.cls != clsSkip {
-				return fmt.Errorf("%#x: %q starts a stitch anchor but produces no token", l.pc.Address, l.text)
-			}
-			w.cur = l.next
-			continue
+		if l.kind != kindNoToken {
+			return nil
 		}
-		break
+		if w.anchor && l.cls != clsSkip {
+			return fmt.Errorf("%#x: %q starts a stitch anchor but produces no token", l.pc.Address, l.text)
+		}
+		w.cur = l.next
 	}
-	l := &pr.lines[w.cur]
-	w.steps++
-	if g.cfg.Traps && r.oneIn(150) {
-		// The wave goes to its trap handler (INST GO_TO_TRAP, category
-		// CONTEXT) and comes back to the next instruction: INST of type
-		// PC and INST_PC (spec §2.2.6).
-		t := w.ready
-		a.push(ev{t: t, kind: evIssue, line: w.cur})
-		tn := max(t+4*int64(r.rangeIn(0, 2)), w.lastInst)
-		a.push(ev{t: tn, kind: evInst, typ: instGoToTrap})
-		tb := tn + 4*int64(r.rangeIn(5, 200))
-		a.push(ev{t: tb, kind: evInst, typ: instPC})
-		a.push(ev{t: tb, kind: evInstPC, line: w.cur})
-		w.lastInst = tb
-		w.ready = tb + 4*int64(r.rangeIn(1, 4))
-		w.anchor = true
-		return nil
-	}
-	if g.cfg.Replays && w.lastMem != 0xFF && w.sinceMem >= 1 && r.oneIn(12) {
-		// An XNACK replay of the last memory instruction: its own ISSUE
-		// and INST; the decoder extends the original and drops it.
-		a.push(ev{t: w.ready, kind: evIssue, line: w.cur})
-		tn := max(w.ready+4*int64(r.rangeIn(0, 20)), w.lastInst)
-		w.lastInst = tn
-		a.push(ev{t: tn, kind: evInst, typ: replayType[w.lastMem]})
-		w.ready = tn + 4*int64(r.rangeIn(0, 2))
-		w.lastMem = 0xFF
-	}
-	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
-		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
-	}
+}
+
+// planTrap sends the wave to its trap handler (INST GO_TO_TRAP, category
+// CONTEXT) and it comes back to the next instruction: INST of type PC and
+// INST_PC (spec §2.2.6), a stitch anchor.
+func (g *gen) planTrap(a *actor, w *walk) {
+	r := &g.r
 	t := w.ready
-	li := w.cur
+	a.push(ev{t: t, kind: evIssue, line: w.cur})
+	tn := max(t+4*int64(r.rangeIn(0, 2)), w.lastInst)
+	a.push(ev{t: tn, kind: evInst, typ: instGoToTrap})
+	tb := tn + 4*int64(r.rangeIn(5, 200))
+	a.push(ev{t: tb, kind: evInst, typ: instPC})
+	a.push(ev{t: tb, kind: evInstPC, line: w.cur})
+	w.lastInst = tb
+	w.ready = tb + 4*int64(r.rangeIn(1, 4))
+	w.anchor = true
+}
+
+// planReplay queues an XNACK replay of the last memory instruction: its
+// own ISSUE and INST; the decoder extends the original and drops it.
+func (g *gen) planReplay(a *actor, w *walk) {
+	r := &g.r
+	a.push(ev{t: w.ready, kind: evIssue, line: w.cur})
+	tn := max(w.ready+4*int64(r.rangeIn(0, 20)), w.lastInst)
+	w.lastInst = tn
+	a.push(ev{t: tn, kind: evInst, typ: replayType[w.lastMem]})
+	w.ready = tn + 4*int64(r.rangeIn(0, 2))
+	w.lastMem = 0xFF
+}
+
+// planPlain issues an ordinary instruction (of its type or, at random, of
+// its alternative type), memory ones with a longer delay, some of them
+// pipelined, and now and then shader data after it.
+func (g *gen) planPlain(a *actor, w *walk, l *line) {
+	r := &g.r
+	typ := l.typ
+	if l.alt != 0xFF && r.oneIn(2) {
+		typ = l.alt
+	}
+	if replayType[typ&31] != 0 {
+		w.lastMem, w.sinceMem = typ, 0
+	}
+	delay := 2
+	switch l.cls {
+	case clsVMEM, clsFLAT, clsLDS:
+		delay = 8
+	}
+	pipe := false
+	if g.cfg.Pipeline && delay == 8 && r.oneIn(2) {
+		pipe, delay = true, 40
+	}
+	w.ready = g.issueInstr(a, w, w.ready, w.cur, typ, delay, pipe) + g.gap()
+	if g.cfg.ShaderData && r.oneIn(g.cfg.ShaderDataEvery) {
+		a.push(ev{t: w.ready, kind: evSData, data: uint32(r.next())})
+	}
+}
+
+// planTTrace issues s_ttracedata: an IMMED and its shader data.
+func (g *gen) planTTrace(a *actor, w *walk) {
+	t := w.ready
+	end := g.immed(a, t, w.cur, false)
+	a.push(ev{t: t, kind: evSData, data: uint32(g.r.next())})
+	w.ready = end + g.gap()
+}
+
+// planBarrier issues s_barrier as an IMMED, after an OTHER_MSG at a stitch
+// anchor or (with BarrierMessages) at random.
+func (g *gen) planBarrier(a *actor, w *walk) {
+	r := &g.r
+	t, li := w.ready, w.cur
+	// At a stitch anchor the newest stitcher wants MESSAGE + IMMED
+	// (spec §3.5 step 4), which 0.1.6 does not have (A.3 item 2).
+	if w.anchor && !g.cfg.Compat016 || g.cfg.BarrierMessages && r.oneIn(2) {
+		a.push(ev{t: t, kind: evIssue, line: li})
+		tn := max(t+4*int64(r.intn(3)), w.lastInst)
+		w.lastInst = tn
+		a.push(ev{t: tn, kind: evInst, typ: instOtherMsg})
+		t = tn + 4*int64(r.rangeIn(1, 30))
+	}
+	w.ready = g.immed(a, t, li, false) + g.gap()
+}
+
+// planEndpgm issues s_endpgm, an IMMED or (EndpgmMessage) an OTHER_MSG at
+// the wave's end, and ends the walk.
+func (g *gen) planEndpgm(a *actor, w *walk) {
+	t, li := w.ready, w.cur
+	w.done = true
+	if g.cfg.EndpgmMessage {
+		tn := max(t, w.lastInst)
+		a.push(ev{t: tn, kind: evIssue, line: li})
+		a.push(ev{t: tn, kind: evInst, typ: instOtherMsg})
+		w.lastInst, w.ready, w.endAt = tn, tn, tn
+		return
+	}
+	w.ready = g.immed(a, t, li, false)
+}
+
+// planBranch issues a branch, taken or not (decide), and returns the line
+// the wave goes on at.
+func (g *gen) planBranch(a *actor, w *walk, l *line) int32 {
 	next := l.next
-	w.sinceMem++
-	switch l.kind {
-	case kindPlain:
-		typ := l.typ
-		if l.alt != 0xFF && r.oneIn(2) {
-			typ = l.alt
-		}
-		if replayType[typ&31] != 0 {
-			w.lastMem, w.sinceMem = typ, 0
-		}
-		delay := 2
-		switch l.cls {
-		case clsVMEM, clsFLAT, clsLDS:
-			delay = 8
-		}
-		pipe := false
-		if g.cfg.Pipeline && delay == 8 && r.oneIn(2) {
-			pipe, delay = true, 40
-		}
-		w.ready = g.issueInstr(a, w, t, li, typ, delay, pipe) + g.gap()
-		if g.cfg.ShaderData && r.oneIn(g.cfg.ShaderDataEvery) {
-			a.push(ev{t: w.ready, kind: evSData, data: uint32(r.next())})
-		}
-	case kindImmed:
-		w.ready = g.immed(a, t, li, true) + g.gap()
-	case kindTTrace:
-		end := g.immed(a, t, li, false)
-		a.push(ev{t: t, kind: evSData, data: uint32(r.next())})
-		w.ready = end + g.gap()
-	case kindBarrier:
-		// At a stitch anchor the newest stitcher wants MESSAGE + IMMED
-		// (spec §3.5 step 4), which 0.1.6 does not have (A.3 item 2).
-		if w.anchor && !g.cfg.Compat016 || g.cfg.BarrierMessages && r.oneIn(2) {
-			a.push(ev{t: t, kind: evIssue, line: li})
-			tn := max(t+4*int64(r.intn(3)), w.lastInst)
-			w.lastInst = tn
-			a.push(ev{t: tn, kind: evInst, typ: instOtherMsg})
-			t = tn + 4*int64(r.rangeIn(1, 30))
-		}
-		w.ready = g.immed(a, t, li, false) + g.gap()
-	case kindEndpgm:
-		w.done = true
-		if g.cfg.EndpgmMessage {
-			tn := max(t, w.lastInst)
-			a.push(ev{t: tn, kind: evIssue, line: li})
-			a.push(ev{t: tn, kind: evInst, typ: instOtherMsg})
-			w.lastInst, w.ready, w.endAt = tn, tn, tn
-			break
-		}
-		w.ready = g.immed(a, t, li, false)
-	case kindBranch, kindBranchCond:
-		taken := g.decide(w, l)
-		typ := uint8(instNext)
-		if taken {
-			typ, next = instJump, l.target
-		}
-		w.ready = g.issueInstr(a, w, t, li, typ, 2, false) + g.gap()
-	case kindSetPC, kindSwapPC:
-		dest := l.next
-		if l.kind == kindSwapPC {
-			if len(pr.funcs) > 0 && r.oneIn(2) && len(w.stack) < 64 {
-				dest = pr.funcs[r.intn(len(pr.funcs))]
-				w.stack = append(w.stack, l.next)
-			}
-		} else if n := len(w.stack); n > 0 {
-			dest, w.stack = w.stack[n-1], w.stack[:n-1]
-		}
-		if dest < 0 || pr.lines[dest].kind == kindNoToken && pr.lines[dest].cls != clsSkip {
-			dest = l.next
-		}
-		if dest < 0 {
-			return fmt.Errorf("%#x: %q: no destination in the program", l.pc.Address, l.text)
-		}
-		tn := g.issueInstr(a, w, t, li, instPC, 2, false)
-		a.push(ev{t: tn, kind: evInstPC, line: dest})
-		w.ready = tn + g.gap()
-		w.cur = dest
-		w.anchor = true
-		return nil
+	typ := uint8(instNext)
+	if g.decide(w, l) {
+		typ, next = instJump, l.target
 	}
-	w.anchor = false
-	if !w.done {
-		w.cur = next
+	w.ready = g.issueInstr(a, w, w.ready, w.cur, typ, 2, false) + g.gap()
+	return next
+}
+
+// planJump issues s_setpc or s_swappc: a call to a function entry (pushing
+// the return line) or a return (popping it), as INST PC + INST_PC at the
+// destination, a stitch anchor.
+func (g *gen) planJump(a *actor, w *walk, l *line) error {
+	pr := g.prog
+	r := &g.r
+	dest := l.next
+	if l.kind == kindSwapPC {
+		if len(pr.funcs) > 0 && r.oneIn(2) && len(w.stack) < 64 {
+			dest = pr.funcs[r.intn(len(pr.funcs))]
+			w.stack = append(w.stack, l.next)
+		}
+	} else if n := len(w.stack); n > 0 {
+		dest, w.stack = w.stack[n-1], w.stack[:n-1]
 	}
+	if dest < 0 || pr.lines[dest].kind == kindNoToken && pr.lines[dest].cls != clsSkip {
+		dest = l.next
+	}
+	if dest < 0 {
+		return fmt.Errorf("%#x: %q: no destination in the program", l.pc.Address, l.text)
+	}
+	tn := g.issueInstr(a, w, w.ready, w.cur, instPC, 2, false)
+	a.push(ev{t: tn, kind: evInstPC, line: dest})
+	w.ready = tn + g.gap()
+	w.cur = dest
+	w.anchor = true
 	return nil
 }
 

@@ -957,9 +957,62 @@ func (g *rdnaGen) decide(w *rdnaWalk, l *line) bool {
 	return false
 }
 
+// planInst queues the tokens of the wave's next instruction that produces
+// one and moves the wave past it. An excluded s_barrier_wait or a dropped
+// token moves on to the instruction after it; now and then a context
+// switch comes first.
 func (g *rdnaGen) planInst(a *rdnaActor, w *rdnaWalk) error {
+	if err := g.skipNoToken(w); err != nil {
+		return err
+	}
 	pr := g.prog
-	r := g.r
+	l := &pr.lines[w.cur]
+	rl := g.rl[w.cur]
+	if rl.wait && g.o.ExcludeBarrierWait {
+		if err := g.excludeWait(w, l); err != nil {
+			return err
+		}
+		return g.planInst(a, w)
+	}
+	if g.switchesContext(w, rl) {
+		g.planContextSwitch(a, w)
+		return nil
+	}
+	w.steps++
+	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
+		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
+	}
+	if g.dropsToken(w, rl) {
+		w.cur = l.next // executed, but no token
+		return g.planInst(a, w)
+	}
+	is := g.startInst(a, w, rl)
+	next := l.next
+	switch rl.kind {
+	case rkPlain:
+		g.planPlain(&is)
+	case rkValu:
+		g.planValu(&is)
+	case rkImmed, rkBarrier, rkBarrierSignal:
+		g.planImmed(&is)
+	case rkEndpgm:
+		g.planEndpgm(&is)
+		return nil
+	case rkBranch, rkBranchCond:
+		next = g.planBranch(&is, l)
+	case rkSetPC, rkSwapPC:
+		return g.planJump(&is, l)
+	}
+	is.leaveExcludedWait()
+	w.anchor = false
+	w.cur = next
+	return nil
+}
+
+// skipNoToken moves the wave past the instructions that produce no token
+// (none may start a stitch anchor) to the next one that does.
+func (g *rdnaGen) skipNoToken(w *rdnaWalk) error {
+	pr := g.prog
 	for hops := 0; ; hops++ {
 		if w.cur < 0 {
 			return errors.New("the simulated wave left the indexed program")
@@ -971,243 +1024,313 @@ func (g *rdnaGen) planInst(a *rdnaActor, w *rdnaWalk) error {
 		if hops > len(pr.lines)+16 {
 			return fmt.Errorf("no instruction producing a token after %#x", l.pc.Address)
 		}
-		if g.rl[w.cur].kind == rkNoToken {
-			if w.anchor && g.rl[w.cur].cls != clsSkip {
-				return fmt.Errorf("%#x: %q starts a stitch anchor but produces no token", l.pc.Address, l.text)
-			}
-			w.cur = l.next
-			continue
+		if g.rl[w.cur].kind != rkNoToken {
+			return nil
 		}
-		break
-	}
-	l := &pr.lines[w.cur]
-	rl := g.rl[w.cur]
-	if rl.wait && g.o.ExcludeBarrierWait {
-		// No token (spec §3.5 step 9): the stitcher records a gap
-		// here and §3.6 inserts an IMMED from the previous
-		// instruction's end to the next one's start.
-		if w.anchor || w.excl {
-			return fmt.Errorf("%#x: excluded s_barrier_wait at a stitch anchor or right after another", l.pc.Address)
+		if w.anchor && g.rl[w.cur].cls != clsSkip {
+			return fmt.Errorf("%#x: %q starts a stitch anchor but produces no token", l.pc.Address, l.text)
 		}
-		w.excl, w.exclT = true, w.prevEnd
 		w.cur = l.next
-		return g.planInst(a, w)
 	}
-	if g.o.ContextSwitch && !w.anchor && !w.excl && !rl.beforeWait && rl.kind != rkEndpgm &&
-		w.ready > g.holdEnds && w.switches < 4 && !w.lateWR && r.oneIn(40) {
-		w.switches++
-		// Save, restore, return from exception, NEW_PC of the line
-		// the wave resumes at (a stitch anchor).
-		t1 := g.evT(w.ready)
-		t2 := g.evT(t1 + int64(r.rangeIn(20, 400)))
-		t3 := g.evT(t2 + int64(r.rangeIn(1, 30)))
-		t4 := g.evT(t3 + int64(r.intn(6)))
-		if r.oneIn(3) {
-			// A trap (INST 6) instead: CONTEXT until the return.
-			a.q = append(a.q, rdnaSlotEvent{t: t1, kind: slotInst, code: 6, line: -1})
-		} else {
-			a.q = append(a.q, rdnaSlotEvent{t: t1, kind: slotContext, data: 66 + rdSaves[r.intn(4)], line: -1},
-				rdnaSlotEvent{t: t2, kind: slotContext, data: 66 + rdRestores[r.intn(6)], line: -1})
-		}
-		a.q = append(a.q, rdnaSlotEvent{t: t3, kind: slotInst, code: 117, line: -1},
-			rdnaSlotEvent{t: t4, kind: slotNewPC, line: w.cur})
-		w.ready = t4 + int64(r.rangeIn(1, 20))
-		w.anchor = true
-		return nil
+}
+
+// excludeWait passes an excluded s_barrier_wait. It has no token (spec
+// §3.5 step 9): the stitcher records a gap here and §3.6 inserts an IMMED
+// from the previous instruction's end to the next one's start.
+func (g *rdnaGen) excludeWait(w *rdnaWalk, l *line) error {
+	if w.anchor || w.excl {
+		return fmt.Errorf("%#x: excluded s_barrier_wait at a stitch anchor or right after another", l.pc.Address)
 	}
-	w.steps++
-	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
-		return fmt.Errorf("wave does not reach s_endpgm (at %#x)", l.pc.Address)
+	w.excl, w.exclT = true, w.prevEnd
+	w.cur = l.next
+	return nil
+}
+
+// switchesContext says whether the wave is switched out before its next
+// instruction (ContextSwitch, at most 4 times per wave, never next to a
+// stitch anchor, an excluded wait or a late WAVE_READY).
+func (g *rdnaGen) switchesContext(w *rdnaWalk, rl rdnaLine) bool {
+	return g.o.ContextSwitch && !w.anchor && !w.excl && !rl.beforeWait && rl.kind != rkEndpgm &&
+		w.ready > g.holdEnds && w.switches < 4 && !w.lateWR && g.r.oneIn(40)
+}
+
+// planContextSwitch queues a context save and restore (or a trap), the
+// return from exception and the NEW_PC of the line the wave resumes at (a
+// stitch anchor).
+func (g *rdnaGen) planContextSwitch(a *rdnaActor, w *rdnaWalk) {
+	r := g.r
+	w.switches++
+	t1 := g.evT(w.ready)
+	t2 := g.evT(t1 + int64(r.rangeIn(20, 400)))
+	t3 := g.evT(t2 + int64(r.rangeIn(1, 30)))
+	t4 := g.evT(t3 + int64(r.intn(6)))
+	if r.oneIn(3) {
+		// A trap (INST 6) instead: CONTEXT until the return.
+		a.q = append(a.q, rdnaSlotEvent{t: t1, kind: slotInst, code: 6, line: -1})
+	} else {
+		a.q = append(a.q, rdnaSlotEvent{t: t1, kind: slotContext, data: 66 + rdSaves[r.intn(4)], line: -1},
+			rdnaSlotEvent{t: t2, kind: slotContext, data: 66 + rdRestores[r.intn(6)], line: -1})
 	}
-	li := w.cur
-	next := l.next
-	if g.o.DropTokens && !w.anchor && !w.excl && !rl.beforeWait && r.oneIn(6) {
-		switch rl.kind {
-		case rkPlain, rkValu, rkImmed, rkBarrier, rkBarrierSignal:
-			w.cur = next // executed, but no token
-			return g.planInst(a, w)
-		}
+	a.q = append(a.q, rdnaSlotEvent{t: t3, kind: slotInst, code: 117, line: -1},
+		rdnaSlotEvent{t: t4, kind: slotNewPC, line: w.cur})
+	w.ready = t4 + int64(r.rangeIn(1, 20))
+	w.anchor = true
+}
+
+// dropsToken says whether the instruction runs without a token
+// (DropTokens; not branches, jumps or stitch anchors).
+func (g *rdnaGen) dropsToken(w *rdnaWalk, rl rdnaLine) bool {
+	if !g.o.DropTokens || w.anchor || w.excl || rl.beforeWait || !g.r.oneIn(6) {
+		return false
 	}
-	t := w.ready
-	exact := false // the token after an excluded wait starts at its IMMED's time
+	switch rl.kind {
+	case rkPlain, rkValu, rkImmed, rkBarrier, rkBarrierSignal:
+		return true
+	}
+	return false
+}
+
+// rdnaIssue is the instruction planInst queues tokens for: the wave, its
+// line and the time of its token.
+type rdnaIssue struct {
+	a     *rdnaActor
+	w     *rdnaWalk
+	rl    rdnaLine
+	li    int32
+	t     int64
+	exact bool // the token after an excluded wait starts at its IMMED's time
+}
+
+// startInst picks the time of the instruction's token: right after an
+// excluded wait, or now and then after a WAVE_READY.
+func (g *rdnaGen) startInst(a *rdnaActor, w *rdnaWalk, rl rdnaLine) rdnaIssue {
+	r := g.r
+	is := rdnaIssue{a: a, w: w, rl: rl, li: w.cur, t: w.ready}
 	switch {
 	case w.excl:
 		// No WAVE_READY: the instruction's time (not backdated by a
 		// stall) ends the synthetic IMMED, and the timeline segment it
 		// splits runs on past it.
-		exact = rl.cls == clsVMEM && w.ready <= w.exclT && r.oneIn(2)
-		if exact {
-			t = w.exclT
+		is.exact = rl.cls == clsVMEM && w.ready <= w.exclT && r.oneIn(2)
+		if is.exact {
+			is.t = w.exclT
 		} else {
-			t = max(t, w.exclT+1+int64(r.intn(8)))
+			is.t = max(is.t, w.exclT+1+int64(r.intn(8)))
 		}
 	case rl.kind != rkEndpgm && r.oneIn(5):
-		tr := g.wrT(t)
+		tr := g.wrT(is.t)
 		a.q = append(a.q, rdnaSlotEvent{t: tr, kind: slotReady, line: -1})
-		t = tr + 1 + int64(r.intn(16))
+		is.t = tr + 1 + int64(r.intn(16))
 	}
-	t = g.evT(t)
-	gap := func(cycles int) int64 {
-		v := r.next()
-		switch {
-		case v&15 == 0:
-			return int64(4 + (v>>8)%60)
-		case v&0x30 == 0:
-			return 0
-		}
-		return int64(1 + (v>>8)%uint64(cycles+3))
-	}
+	is.t = g.evT(is.t)
 	w.lateWR = false
-	late := func() {
-		if g.o.Reorder && !w.anchor && !w.excl && !rl.beforeWait && r.oneIn(5) {
-			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotReady, line: -1})
-			w.lateWR = true
+	return is
+}
+
+// gap is the seeded time from an instruction of the given cycles to the
+// wave's next token.
+func (g *rdnaGen) gap(cycles int) int64 {
+	v := g.r.next()
+	switch {
+	case v&15 == 0:
+		return int64(4 + (v>>8)%60)
+	case v&0x30 == 0:
+		return 0
+	}
+	return int64(1 + (v>>8)%uint64(cycles+3))
+}
+
+// lateReady (Reorder) queues a WAVE_READY at the instruction's time, after
+// its token.
+func (g *rdnaGen) lateReady(is *rdnaIssue) {
+	w := is.w
+	if g.o.Reorder && !w.anchor && !w.excl && !is.rl.beforeWait && g.r.oneIn(5) {
+		is.a.q = append(is.a.q, rdnaSlotEvent{t: is.t, kind: slotReady, line: -1})
+		w.lateWR = true
+	}
+}
+
+// emitInst queues the INST token with the given code and schedules the
+// wave's next token after the code's cycles.
+func (g *rdnaGen) emitInst(is *rdnaIssue, code uint16) {
+	w := is.w
+	// The wave64 bit: under 0.1.6 it doubles the cycles, the newest
+	// source ignores it (sqtt-format.md A.4 R6/W1); the schedule
+	// leaves room for the doubled cycles either way.
+	w64 := int8(g.r.intn(2))
+	is.a.q = append(is.a.q, rdnaSlotEvent{t: is.t, kind: slotInst, code: code, line: is.li, w64: w64})
+	g.lateReady(is)
+	c := g.table[code&0xFF].cycles << w64
+	w.ready = is.t + g.gap(c)
+	w.prevEnd = is.t + int64(c)
+}
+
+// planPlain issues a memory or scalar instruction with a code of its
+// class, and now and then shader data after it.
+func (g *rdnaGen) planPlain(is *rdnaIssue) {
+	r := g.r
+	var codes []uint16
+	switch is.rl.cls {
+	case clsSMEM:
+		codes = g.codes.smem
+	case clsSALU:
+		codes = g.codes.salu
+	case clsVMEM:
+		codes = g.codes.vmem
+		if r.oneIn(3) {
+			codes = g.codes.flat
 		}
+		if is.exact {
+			// more than one cycle: §3.6 delays it by one
+			codes = []uint16{48, 50, 51, 56, 60}
+		}
+	case clsFLAT:
+		codes = g.codes.flat
+	case clsLDS:
+		codes = g.codes.lds
+	case clsBVH:
+		codes = g.codes.bvh
 	}
-	inst := func(code uint16) {
-		// The wave64 bit: under 0.1.6 it doubles the cycles, the newest
-		// source ignores it (sqtt-format.md A.4 R6/W1); the schedule
-		// leaves room for the doubled cycles either way.
+	g.emitInst(is, g.pick(codes))
+	if g.cfg.ShaderData && r.oneIn(32) && !(g.gen >= 12 && is.a.wgp&2 != 0) {
+		w := is.w
+		w.ready = g.evT(w.ready)
+		is.a.q = append(is.a.q, rdnaSlotEvent{t: w.ready, kind: slotShaderData, line: -1})
+	}
+}
+
+// planValu issues a VALU instruction as a VALU_INST token or an INST.
+func (g *rdnaGen) planValu(is *rdnaIssue) {
+	r := g.r
+	w := is.w
+	if r.oneIn(2) {
 		w64 := int8(r.intn(2))
-		a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: code, line: li, w64: w64})
-		late()
-		c := g.table[code&0xFF].cycles << w64
-		w.ready = t + gap(c)
-		w.prevEnd = t + int64(c)
+		is.a.q = append(is.a.q, rdnaSlotEvent{t: is.t, kind: slotVALU, line: is.li, w64: w64})
+		g.lateReady(is)
+		w.ready = is.t + g.gap(1)
+		w.prevEnd = is.t + 1 + int64(w64)
+	} else {
+		g.emitInst(is, g.pick(g.codes.valu))
 	}
+}
+
+// planImmed issues an immediate or barrier instruction: IMM_ONE,
+// IMMEDIATE or one of the MESSAGE / barrier INST codes, some waits long.
+func (g *rdnaGen) planImmed(is *rdnaIssue) {
+	r := g.r
+	w, rl, t := is.w, is.rl, is.t
 	// Next to an excluded wait the tokens must not be IMMED (the
 	// stitcher's look-ahead for an IMMED is not modelled): a MESSAGE
 	// code matches an IMMED line as well (spec §3.4).
 	noImmed := g.o.ExcludeBarrierWait && !g.o.Lookahead && (w.excl || rl.beforeWait)
-	switch rl.kind {
-	case rkPlain:
-		var codes []uint16
-		switch rl.cls {
-		case clsSMEM:
-			codes = g.codes.smem
-		case clsSALU:
-			codes = g.codes.salu
-		case clsVMEM:
-			codes = g.codes.vmem
-			if r.oneIn(3) {
-				codes = g.codes.flat
-			}
-			if exact {
-				// more than one cycle: §3.6 delays it by one
-				codes = []uint16{48, 50, 51, 56, 60}
-			}
-		case clsFLAT:
-			codes = g.codes.flat
-		case clsLDS:
-			codes = g.codes.lds
-		case clsBVH:
-			codes = g.codes.bvh
+	v := r.intn(10)
+	switch {
+	case noImmed:
+		code := uint16(9)
+		if rl.kind == rkBarrierSignal || r.oneIn(2) {
+			code = 122
 		}
-		inst(g.pick(codes))
-		if g.cfg.ShaderData && r.oneIn(32) && !(g.gen >= 12 && a.wgp&2 != 0) {
-			w.ready = g.evT(w.ready)
-			a.q = append(a.q, rdnaSlotEvent{t: w.ready, kind: slotShaderData, line: -1})
+		is.a.q = append(is.a.q, rdnaSlotEvent{t: t, kind: slotInst, code: code, line: is.li})
+	case rl.kind == rkBarrier && v < 6, rl.kind == rkImmed && v == 9:
+		is.a.q = append(is.a.q, rdnaSlotEvent{t: t, kind: slotInst, code: 19, line: is.li})
+	case rl.kind == rkBarrierSignal && v < 5:
+		is.a.q = append(is.a.q, rdnaSlotEvent{t: t, kind: slotInst, code: 122, line: is.li})
+	case v == 8 || g.gen >= 12 && rl.kind == rkBarrier && v == 7:
+		code := uint16(9)
+		if g.gen >= 12 && r.oneIn(2) {
+			code = 138
 		}
-	case rkValu:
-		if r.oneIn(2) {
-			w64 := int8(r.intn(2))
-			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotVALU, line: li, w64: w64})
-			late()
-			w.ready = t + gap(1)
-			w.prevEnd = t + 1 + int64(w64)
-		} else {
-			inst(g.pick(g.codes.valu))
-		}
-	case rkImmed, rkBarrier, rkBarrierSignal:
-		v := r.intn(10)
-		switch {
-		case noImmed:
-			code := uint16(9)
-			if rl.kind == rkBarrierSignal || r.oneIn(2) {
-				code = 122
-			}
-			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: code, line: li})
-		case rl.kind == rkBarrier && v < 6, rl.kind == rkImmed && v == 9:
-			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: 19, line: li})
-		case rl.kind == rkBarrierSignal && v < 5:
-			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: 122, line: li})
-		case v == 8 || g.gen >= 12 && rl.kind == rkBarrier && v == 7:
-			code := uint16(9)
-			if g.gen >= 12 && r.oneIn(2) {
-				code = 138
-			}
-			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: code, line: li})
-		case v&1 == 0:
-			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotImmOne, line: li})
-		default:
-			a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotImmediate, line: li})
-		}
-		w.prevEnd = t + 1
-		w.ready = t + 1
-		if u := r.next(); u%3 == 0 {
-			w.ready += int64(u>>8) % 300
-		} else {
-			w.ready += int64(u>>8) % 4
-		}
-	case rkEndpgm:
-		// At least one cycle after the wave's last token: a barrier
-		// extension fired by that token moves the timeline to its time + 1
-		// (spec §2.3.6 bx), past an end at the same time.
-		te := max(t+1+int64(r.intn(10)), g.holdEnds)
-		if w.excl {
-			te = max(te, w.exclT+3) // the end's MESSAGE lasts more than a cycle
-			w.excl = false
-		}
-		a.q = append(a.q, rdnaSlotEvent{t: g.evT(te), kind: slotEnd, line: li})
-		w.done = true
-		a.w = w
-		return nil
-	case rkBranch, rkBranchCond:
-		code := uint16(4)
-		if g.decide(w, l) {
-			code, next = 3, l.target
-		}
-		inst(code)
-	case rkSetPC, rkSwapPC:
-		dest := l.next
-		if rl.kind == rkSwapPC {
-			if len(pr.funcs) > 0 && r.oneIn(2) && len(w.stack) < 64 {
-				dest = pr.funcs[r.intn(len(pr.funcs))]
-				w.stack = append(w.stack, l.next)
-			}
-		} else if n := len(w.stack); n > 0 {
-			dest, w.stack = w.stack[n-1], w.stack[:n-1]
-		}
-		if dest >= 0 {
-			d := dest
-			for d >= 0 && g.rl[d].cls == clsSkip {
-				d = pr.lines[d].next
-			}
-			if d < 0 || g.rl[d].kind == rkNoToken {
-				dest = l.next
-			}
-		}
-		if dest < 0 {
-			return fmt.Errorf("%#x: %q: no destination in the program", l.pc.Address, l.text)
-		}
-		a.q = append(a.q, rdnaSlotEvent{t: t, kind: slotInst, code: 5, line: li})
-		tn := g.evT(t + int64(r.intn(6)))
-		a.q = append(a.q, rdnaSlotEvent{t: tn, kind: slotNewPC, line: dest})
-		w.ready = tn + gap(1)
-		w.prevEnd = t + 1
-		w.cur = dest
-		w.anchor = true
-		w.excl = false
-		return nil
+		is.a.q = append(is.a.q, rdnaSlotEvent{t: t, kind: slotInst, code: code, line: is.li})
+	case v&1 == 0:
+		is.a.q = append(is.a.q, rdnaSlotEvent{t: t, kind: slotImmOne, line: is.li})
+	default:
+		is.a.q = append(is.a.q, rdnaSlotEvent{t: t, kind: slotImmediate, line: is.li})
 	}
+	w.prevEnd = t + 1
+	w.ready = t + 1
+	if u := r.next(); u%3 == 0 {
+		w.ready += int64(u>>8) % 300
+	} else {
+		w.ready += int64(u>>8) % 4
+	}
+}
+
+// planEndpgm queues the wave's end and ends the walk.
+func (g *rdnaGen) planEndpgm(is *rdnaIssue) {
+	w := is.w
+	// At least one cycle after the wave's last token: a barrier
+	// extension fired by that token moves the timeline to its time + 1
+	// (spec §2.3.6 bx), past an end at the same time.
+	te := max(is.t+1+int64(g.r.intn(10)), g.holdEnds)
+	if w.excl {
+		te = max(te, w.exclT+3) // the end's MESSAGE lasts more than a cycle
+		w.excl = false
+	}
+	is.a.q = append(is.a.q, rdnaSlotEvent{t: g.evT(te), kind: slotEnd, line: is.li})
+	w.done = true
+	is.a.w = w
+}
+
+// planBranch issues a branch, taken or not (decide), and returns the line
+// the wave goes on at.
+func (g *rdnaGen) planBranch(is *rdnaIssue, l *line) int32 {
+	code, next := uint16(4), l.next
+	if g.decide(is.w, l) {
+		code, next = 3, l.target
+	}
+	g.emitInst(is, code)
+	return next
+}
+
+// planJump issues s_setpc or s_swappc: a call to a function entry (pushing
+// the return line) or a return (popping it), as INST + NEW_PC at the
+// destination, a stitch anchor.
+func (g *rdnaGen) planJump(is *rdnaIssue, l *line) error {
+	pr := g.prog
+	r := g.r
+	w, t := is.w, is.t
+	dest := l.next
+	if is.rl.kind == rkSwapPC {
+		if len(pr.funcs) > 0 && r.oneIn(2) && len(w.stack) < 64 {
+			dest = pr.funcs[r.intn(len(pr.funcs))]
+			w.stack = append(w.stack, l.next)
+		}
+	} else if n := len(w.stack); n > 0 {
+		dest, w.stack = w.stack[n-1], w.stack[:n-1]
+	}
+	if dest >= 0 {
+		d := dest
+		for d >= 0 && g.rl[d].cls == clsSkip {
+			d = pr.lines[d].next
+		}
+		if d < 0 || g.rl[d].kind == rkNoToken {
+			dest = l.next
+		}
+	}
+	if dest < 0 {
+		return fmt.Errorf("%#x: %q: no destination in the program", l.pc.Address, l.text)
+	}
+	is.a.q = append(is.a.q, rdnaSlotEvent{t: t, kind: slotInst, code: 5, line: is.li})
+	tn := g.evT(t + int64(r.intn(6)))
+	is.a.q = append(is.a.q, rdnaSlotEvent{t: tn, kind: slotNewPC, line: dest})
+	w.ready = tn + g.gap(1)
+	w.prevEnd = t + 1
+	w.cur = dest
+	w.anchor = true
+	w.excl = false
+	return nil
+}
+
+// leaveExcludedWait ends the wait excluded before the instruction: the
+// wave's next token comes at least a cycle (two after an exact start)
+// after the instruction's.
+func (is *rdnaIssue) leaveExcludedWait() {
+	w := is.w
 	if w.excl {
 		w.excl = false
-		w.ready = max(w.ready, t+1)
-		if exact {
-			w.ready = max(w.ready, t+2)
+		w.ready = max(w.ready, is.t+1)
+		if is.exact {
+			w.ready = max(w.ready, is.t+2)
 		}
 	}
-	w.anchor = false
-	w.cur = next
-	return nil
 }
