@@ -402,10 +402,14 @@ func (c *coalescer) flush() {
 			j--
 		}
 	}
-	// Coalesce in place: out never overtakes the read position.
-	out := g[:0]
-	acc := Span{Start: g[0].Start()}
-	for _, iv := range g {
+	// Coalesce in place: out never overtakes the read position. The
+	// intervals before g[i] did not move and were coalesced already, and
+	// g[i] begins an accumulator of its own (it starts after the end of
+	// the one before), so the sweep starts there.
+	start := max(i, 0)
+	out := g[:start]
+	acc := Span{Start: g[start].Start()}
+	for _, iv := range g[start:] {
 		if s := iv.Start(); s > acc.Start+acc.Len {
 			out = append(out, Interval{End: acc.Start + acc.Len, Len: acc.Len})
 			acc = Span{Start: s, Len: iv.Len}
