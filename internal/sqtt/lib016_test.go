@@ -261,6 +261,15 @@ func libCases016() []libCase {
 		cs = append(cs, libCase{name: "gfx9-every-inst-type", data: b.bytes(),
 			isa: newTable(0, "0x1000 4 s_mov_b32 s0, 0", "0x1004 4 s_mov_b32 s1, 0", "0x1008 4 s_endpgm")})
 	}
+	// A.4 item 7.14: 0.1.6 frames the nibble 0111 as an 8-bit token
+	// without a time field.
+	for _, gen := range []int{10, 11, 12} {
+		for k := uint64(0); k < 16; k += 5 {
+			r := newRB(gen).header(map[int]int{10: 2, 11: 3, 12: 4}[gen], 0, 0, 0, 0, 0, 0).bits(0b0111|k<<4, 8)
+			r.at(40).waveStart(0, 0, 0, 0, 0, 0, 1)
+			cs = append(cs, libCase{name: sprintf("rdna-gfx%d-nibble0111-then-%x", gen, k), data: r.nop().pad()})
+		}
+	}
 	return cs
 }
 

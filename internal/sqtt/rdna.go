@@ -103,6 +103,9 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 	default:
 		r.gen, r.table = 12, gfx12Table
 	}
+	if ps.old {
+		r.table = map[int]*[256]rdnaEntry{10: gfx10Table016, 11: gfx11Table016, 12: gfx12Table016}[r.gen]
+	}
 	r.setInsts()
 	return r
 }

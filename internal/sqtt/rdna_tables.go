@@ -131,10 +131,21 @@ func buildRDNATable(lists ...[]rdnaEnc) *[256]rdnaEntry {
 	return &t
 }
 
+// encodings016 are the framing rows of AMD's 0.1.6 that 2.3.2 lacks: the
+// one prefix nibble no token starts with, 0111, begins an 8-bit token
+// without a time field or a record (A.4 item 7.14).
+var encodings016 = []rdnaEnc{
+	enc(rUnknown, "0111", 8, 0, -1),
+}
+
 var (
 	gfx10Table = buildRDNATable(gfx10Encodings)
 	gfx11Table = buildRDNATable(gfx10Encodings, gfx11Encodings)
 	gfx12Table = buildRDNATable(gfx10Encodings, gfx11Encodings, gfx12Encodings)
+
+	gfx10Table016 = buildRDNATable(gfx10Encodings, encodings016)
+	gfx11Table016 = buildRDNATable(gfx10Encodings, gfx11Encodings, encodings016)
+	gfx12Table016 = buildRDNATable(gfx10Encodings, gfx11Encodings, gfx12Encodings, encodings016)
 )
 
 // rdnaInst is what an INST token's instruction code means (2.4): the
