@@ -270,6 +270,20 @@ func libCases016() []libCase {
 			cs = append(cs, libCase{name: sprintf("rdna-gfx%d-nibble0111-then-%x", gen, k), data: r.nop().pad()})
 		}
 	}
+	// A.4 item 7.15: an incomplete wave ends no earlier than its last INST
+	// token of a code without category (gfx12 code 175 has none).
+	for _, gen := range []int{11, 12} {
+		h := func() *rb {
+			return newRB(gen).header(map[int]int{11: 3, 12: 4}[gen], 0, 0, 0, 1, 0, 0).pgm(0, 0, 0x2000).at(100).waveStart(0, 0, 0, 5, 0, 0, 1)
+		}
+		cs = append(cs,
+			libCase{name: sprintf("rdna-gfx%d-incomplete-start-only", gen), data: h().nop().pad()},
+			libCase{name: sprintf("rdna-gfx%d-incomplete-no-category", gen), data: h().at(110).inst(5, 175).nop().pad()},
+			libCase{name: sprintf("rdna-gfx%d-incomplete-valu-then-no-category", gen), data: h().at(110).valu(5).at(120).inst(5, 175).nop().pad()},
+			libCase{name: sprintf("rdna-gfx%d-incomplete-valu", gen), data: h().at(110).valu(5).nop().pad()},
+			libCase{name: sprintf("rdna-gfx%d-incomplete-valu-then-late-no-category", gen), data: h().at(110).valu(5).at(200).inst(5, 175).nop().pad()},
+		)
+	}
 	return cs
 }
 

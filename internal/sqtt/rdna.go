@@ -591,6 +591,9 @@ func (r *rdna) inst(t rdnaTok) error {
 		}
 		return nil
 	case wire.CatNone:
+		if r.ps.old {
+			w.lastNone = now
+		}
 		return nil
 	}
 	if w64 && r.ps.old {

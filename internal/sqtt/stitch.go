@@ -41,6 +41,10 @@ type wave struct {
 	lastOfType                 [17]int
 	exclBarrier                bool     // gfx12 header bit 59: barrier waits may have no token
 	gaps                       []pcInfo // barrier waits found without a token (3.5 step 9)
+	// lastNone is the time of the wave's last RDNA INST token of a code
+	// without a category (Compat016): it ends an incomplete wave no
+	// earlier (A.4 item 7.15).
+	lastNone int64
 }
 
 // reset prepares w (possibly recycled) for a new wave, keeping capacity.
@@ -304,7 +308,7 @@ func (ps *parseState) finishWave(w *wave) error {
 	}
 	endTime := w.end
 	if !w.ended {
-		endTime = 0
+		endTime = w.lastNone
 		for i := range w.insts {
 			if e := end(&w.insts[i]) + 4; e > endTime {
 				endTime = e
