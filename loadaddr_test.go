@@ -61,7 +61,7 @@ func TestCaptureWithoutLoadRecords(t *testing.T) {
 
 	var intended []string // the generator's records, as record streams
 	for se := 0; se < 2; se++ {
-		trace, want, err := sqttgen.Generate(sqttgen.Config{Index: loaded, Seed: uint64(7 + se), SE: uint8(se), WavesPerSIMD: 2})
+		trace, want, err := sqttgen.Generate(sqttgen.Config{Index: loaded, Seed: uint64(7 + se), WavesPerSIMD: 2, GFX9: sqttgen.GFX9{SE: uint8(se)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -454,12 +454,12 @@ func TestRocmMatchesNative(t *testing.T) {
 	// generator (newest model), on the same bytes.
 	for i, cfg := range []sqttgen.Config{
 		{Seed: 1},
-		{Seed: 2, Perf: true, ShaderData: true},
-		{Seed: 3, Instrument: true, Perf: true, PerfInterval: 300},
-		{Seed: 4, Dispatch: true, Events: true, Version2: 4},
-		{Seed: 5, Version2: 6, WavesPerSIMD: 10},
-		{Seed: 6, Instrument: true, LateLoad: true, ContextSwitch: true, Replays: true},
-		{Seed: 7, Instrument: true, PacketLoss: true, Truncate: true, SIMDs: 2},
+		{Seed: 2, ShaderData: true, GFX9: sqttgen.GFX9{Perf: true}},
+		{Seed: 3, Instrument: true, GFX9: sqttgen.GFX9{Perf: true, PerfInterval: 300}},
+		{Seed: 4, Dispatch: true, Events: true, GFX9: sqttgen.GFX9{Version2: 4}},
+		{Seed: 5, WavesPerSIMD: 10, GFX9: sqttgen.GFX9{Version2: 6}},
+		{Seed: 6, Instrument: true, LateLoad: true, GFX9: sqttgen.GFX9{ContextSwitch: true, Replays: true}},
+		{Seed: 7, Instrument: true, PacketLoss: true, Truncate: true, GFX9: sqttgen.GFX9{SIMDs: 2}},
 	} {
 		t.Run("generated-"+strconv.Itoa(i), func(t *testing.T) {
 			coid := uint64(0)

@@ -375,10 +375,10 @@ func TestGeneratedTraces(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for seed := uint64(1); seed <= 6; seed++ {
-		cfg := sqttgen.Config{Index: ix, Seed: seed, Instrument: true, Dispatch: true, Perf: true,
-			PerfInterval: 256, ShaderData: true, Events: true, BarrierMessages: true,
-			Pipeline: seed%2 == 0, ContextSwitch: seed%3 == 0, Replays: seed%2 == 1,
-			LateLoad: seed == 5, Truncate: seed == 6}
+		cfg := sqttgen.Config{Index: ix, Seed: seed, Instrument: true, Dispatch: true, ShaderData: true,
+			Events: true, LateLoad: seed == 5, Truncate: seed == 6,
+			GFX9: sqttgen.GFX9{Perf: true, PerfInterval: 256, BarrierMessages: true, Pipeline: seed%2 == 0,
+				ContextSwitch: seed%3 == 0, Replays: seed%2 == 1}}
 		data, want, err := sqttgen.Generate(cfg)
 		if err != nil {
 			t.Fatal(err)

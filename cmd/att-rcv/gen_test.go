@@ -20,10 +20,9 @@ func init() { regenerate = generateStream }
 
 func genConfig(ix *wire.Index, se uint8) sqttgen.Config {
 	return sqttgen.Config{
-		Index: ix, Seed: 40 + uint64(se), SE: se, TargetCU: 3 + se,
-		SIMDs: 2, WavesPerSIMD: 2, WavesPerSlot: 2, OtherCUs: 1,
-		Instrument: true, Dispatch: true, Perf: true, ShaderData: true, Events: true,
-		MaxTrips: 3, MaxWaveInsts: 120,
+		Index: ix, Seed: 40 + uint64(se), WavesPerSIMD: 2, WavesPerSlot: 2, OtherCUs: 1,
+		Instrument: true, Dispatch: true, ShaderData: true, Events: true,
+		MaxTrips: 3, MaxWaveInsts: 120, GFX9: sqttgen.GFX9{SE: se, TargetCU: 3 + se, SIMDs: 2, Perf: true},
 	}
 }
 

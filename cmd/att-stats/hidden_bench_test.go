@@ -63,13 +63,13 @@ func generatedStream(b *testing.B, dir string, mb int) (stream, idx string, inst
 			Trace: wire.Trace{Path: fmt.Sprintf("se%d.att", se), SE: se, Run: 1, GFXIP: 9}}); err != nil {
 			b.Fatal(err)
 		}
-		cfg := sqttgen.Config{Index: ix, Seed: uint64(se + 1), SE: uint8(se), TargetBytes: 16 << 20, MaxTrips: 64, Instrument: true,
+		cfg := sqttgen.Config{Index: ix, Seed: uint64(se + 1), TargetBytes: 16 << 20, MaxTrips: 64, Instrument: true,
 			Emit: func(bt *wire.Batch) error {
 				for i := range bt.Waves {
 					insts += int64(len(bt.Waves[i].Instructions))
 				}
 				return w.WriteBatch(bt)
-			}}
+			}, GFX9: sqttgen.GFX9{SE: uint8(se)}}
 		if _, err := sqttgen.GenerateTo(io.Discard, cfg); err != nil {
 			b.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestGeneratedTraces(t *testing.T) {
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", name, seed), func(t *testing.T) {
 				cfg := sqttgen.Config{Index: ix, Seed: seed, Instrument: true,
-					SIMDs: 1 + int(seed%4), WavesPerSIMD: 2 + int(seed%3), MaxTrips: 40}
+					WavesPerSIMD: 2 + int(seed%3), MaxTrips: 40, GFX9: sqttgen.GFX9{SIMDs: 1 + int(seed%4)}}
 				trace, want, err := sqttgen.Generate(cfg)
 				if err != nil {
 					t.Fatal(err)

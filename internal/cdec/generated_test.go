@@ -30,11 +30,11 @@ func generatedConfigs(t *testing.T) map[string]sqttgen.Config {
 	k3 := []sqttgen.Kernel{{Entry: 0x100, CodeObjectID: 3}}
 	cfgs := map[string]sqttgen.Config{
 		"plain":        {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 1},
-		"perf-sd":      {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 2, Perf: true, ShaderData: true, SIMDs: 2},
-		"instrumented": {Index: sqttgen.LoopIndex(3), Kernels: k3, Seed: 3, Instrument: true, Perf: true, PerfInterval: 300},
+		"perf-sd":      {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 2, ShaderData: true, GFX9: sqttgen.GFX9{Perf: true, SIMDs: 2}},
+		"instrumented": {Index: sqttgen.LoopIndex(3), Kernels: k3, Seed: 3, Instrument: true, GFX9: sqttgen.GFX9{Perf: true, PerfInterval: 300}},
 		"late-load":    {Index: sqttgen.LoopIndex(3), Kernels: k3, Seed: 4, Instrument: true, LateLoad: true},
-		"dispatch":     {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 5, Dispatch: true, Events: true, Version2: 4},
-		"mi350":        {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 6, Version2: 6, WavesPerSIMD: 10},
+		"dispatch":     {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 5, Dispatch: true, Events: true, GFX9: sqttgen.GFX9{Version2: 4}},
+		"mi350":        {Index: sqttgen.LoopIndex(0), Kernels: k0, Seed: 6, WavesPerSIMD: 10, GFX9: sqttgen.GFX9{Version2: 6}},
 	}
 	for _, arch := range []string{"gfx90a", "gfx942"} {
 		ix, err := wire.ReadIndexFile(filepath.Join("..", "sqttgen", "testdata", arch+".index"))
@@ -43,11 +43,12 @@ func generatedConfigs(t *testing.T) map[string]sqttgen.Config {
 		}
 		for seed := uint64(1); seed <= 4; seed++ {
 			cfgs[fmt.Sprintf("%s/seed%d", arch, seed)] = sqttgen.Config{Index: ix, Seed: seed, Instrument: true,
-				SIMDs: int(1 + seed%4), WavesPerSIMD: int(1 + 3*seed%10), WavesPerSlot: 2, OtherCUs: int(seed % 3),
-				LateLoad: seed == 2, Dispatch: seed%2 == 1, Perf: seed != 3, PerfInterval: uint32(seed%2) * 500,
-				ShaderData: seed%2 == 0, Events: seed == 3, Replays: seed == 4, ContextSwitch: seed == 1,
-				Traps: seed == 4, PacketLoss: seed == 4, Truncate: seed == 2, DoubleBuffer: seed == 1,
-				MaxTrips: []int{4, 64, 3000, 200}[seed-1], Version2: uint8(4 + seed%3)}
+				WavesPerSIMD: int(1 + 3*seed%10), WavesPerSlot: 2, OtherCUs: int(seed % 3),
+				LateLoad: seed == 2, Dispatch: seed%2 == 1, ShaderData: seed%2 == 0, Events: seed == 3,
+				PacketLoss: seed == 4, Truncate: seed == 2, DoubleBuffer: seed == 1,
+				MaxTrips: []int{4, 64, 3000, 200}[seed-1],
+				GFX9: sqttgen.GFX9{SIMDs: int(1 + seed%4), Perf: seed != 3, PerfInterval: uint32(seed%2) * 500,
+					Replays: seed == 4, ContextSwitch: seed == 1, Traps: seed == 4, Version2: uint8(4 + seed%3)}}
 		}
 	}
 	return cfgs
@@ -178,7 +179,7 @@ func BenchmarkRealLibrary(b *testing.B) {
 	d := realDecoder(b)
 	ix := sqttgen.LoopIndex(0)
 	trace, _, err := sqttgen.Generate(sqttgen.Config{Index: ix, Kernels: []sqttgen.Kernel{{Entry: 0x100}},
-		Seed: 9, TargetBytes: 32 << 20, Perf: true, ShaderData: true})
+		Seed: 9, TargetBytes: 32 << 20, ShaderData: true, GFX9: sqttgen.GFX9{Perf: true}})
 	if err != nil {
 		b.Fatal(err)
 	}

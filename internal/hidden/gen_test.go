@@ -20,7 +20,7 @@ func TestGeneratedAgainstOracle(t *testing.T) {
 	var ses []Capture
 	insts := 0
 	for se := range 2 {
-		_, batches, err := sqttgen.Generate(sqttgen.Config{Index: ix, Seed: uint64(11 + se), SE: uint8(se), Instrument: true, MaxTrips: 8})
+		_, batches, err := sqttgen.Generate(sqttgen.Config{Index: ix, Seed: uint64(11 + se), Instrument: true, MaxTrips: 8, GFX9: sqttgen.GFX9{SE: uint8(se)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -125,7 +125,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.Skip(err)
 		}
 		data, _, err := sqttgen.Generate(sqttgen.Config{Index: ix, Seed: 1, Instrument: true,
-			Perf: true, ShaderData: true, Pipeline: true, TargetBytes: 16 << 20})
+			ShaderData: true, TargetBytes: 16 << 20, GFX9: sqttgen.GFX9{Perf: true, Pipeline: true}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -144,10 +144,10 @@ func TestCompat016MatchesLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := uint64(1); seed <= 12; seed++ {
-		cfg := sqttgen.Config{Index: ix, Seed: seed, Instrument: true, Dispatch: true, Perf: true,
-			PerfInterval: uint32(seed % 3 * 200), ShaderData: true, Events: true, Pipeline: seed%3 == 0,
-			ContextSwitch: seed%4 == 0, Replays: seed%5 == 0, LateLoad: seed == 6, Truncate: seed == 7,
-			BarrierMessages: seed%2 == 1}
+		cfg := sqttgen.Config{Index: ix, Seed: seed, Instrument: true, Dispatch: true, ShaderData: true,
+			Events: true, LateLoad: seed == 6, Truncate: seed == 7,
+			GFX9: sqttgen.GFX9{Perf: true, PerfInterval: uint32(seed % 3 * 200), Pipeline: seed%3 == 0,
+				ContextSwitch: seed%4 == 0, Replays: seed%5 == 0, BarrierMessages: seed%2 == 1}}
 		data, _, err := sqttgen.Generate(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -156,7 +156,7 @@ func TestCompat016MatchesLibrary(t *testing.T) {
 	}
 	// A bigger trace: full shader-data and occupancy batches.
 	big, _, err := sqttgen.Generate(sqttgen.Config{Index: ix, Seed: 99, Instrument: true, ShaderData: true,
-		ShaderDataEvery: 2, Perf: true, OtherCUs: 8, TargetBytes: 4 << 20})
+		OtherCUs: 8, TargetBytes: 4 << 20, GFX9: sqttgen.GFX9{ShaderDataEvery: 2, Perf: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

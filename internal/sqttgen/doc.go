@@ -35,7 +35,7 @@
 // (each also a round trip that fails on the decoder before the fix):
 // RDNA.ExecTokens writes the 8-bit ALU_EXEC and VMEM_EXEC tokens among the
 // wave's tokens (gfx1100 and gfx1200 captures; spec 2.3.2), and
-// Config.EndpgmMessage issues s_endpgm as an OTHER_MSG at the WAVE_END time
+// Config.GFX9.EndpgmMessage issues s_endpgm as an OTHER_MSG at the WAVE_END time
 // (gfx950 captures; spec 2.2.4).
 //
 // Shared transcriptions. A round trip checks that the decoder and the model

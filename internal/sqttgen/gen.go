@@ -32,14 +32,10 @@ type Config struct {
 	// Seed makes everything else: paths, trip counts, timings.
 	Seed uint64
 
-	Version2     uint8 // header version2: 4 MI200, 5 MI300 (default), 6 MI350
-	TargetCU     uint8 // traced CU, 0..15
-	SE           uint8 // shader engine id written in the header
-	SIMDs        int   // SIMDs with traced waves, 1..4 (default 4)
-	WavesPerSIMD int   // wave slots used per SIMD, 1..10 (default 3)
-	WavesPerSlot int   // waves run one after another in each slot (default 2)
-	OtherCUs     int   // CUs with occupancy-only waves (default 2; -1 for none)
-	DoubleBuffer bool  // set the header's double_buffer bit
+	WavesPerSIMD int  // wave slots used per SIMD, 1..10 (default 3)
+	WavesPerSlot int  // waves run one after another in each slot (default 2)
+	OtherCUs     int  // CUs with occupancy-only waves (default 2; -1 for none)
+	DoubleBuffer bool // set the header's double_buffer bit
 
 	// Instrument writes the '\0ROC' protocol: RT frequency, the code
 	// object loads (required when CodeObjectID is not 0) and realtime
@@ -60,20 +56,56 @@ type Config struct {
 	LoadAddress uint64
 	// Dispatch writes the dispatch register state and initiator.
 	Dispatch bool
-	// Perf writes perf-counter tokens; PerfInterval announces a counter
-	// interval (AGENT_INFO type 1, needs Instrument).
-	Perf         bool
-	PerfInterval uint32
 	// ShaderData writes shader data tokens besides those of s_ttracedata:
-	// after one in ShaderDataEvery instructions (default 32).
-	ShaderData      bool
-	ShaderDataEvery int
+	// after one in GFX9.ShaderDataEvery instructions (default 32; RDNA 32).
+	ShaderData bool
 	// Events writes CS_PARTIAL_FLUSH register writes, TT stall MISC
 	// tokens and clock-neutral time resets.
 	Events bool
 	// PacketLoss adds PACKET_LOST MISC tokens to the events (the buffer is
 	// then flagged "data lost").
 	PacketLoss bool
+	// Truncate ends the trace as soon as the first wave slot is done, with
+	// the other waves in flight (WAVE_INCOMPLETE, unresolved placeholders).
+	Truncate bool
+
+	// Compat016 makes the expected records those of AMD's 0.1.6 library:
+	// spec A.3 items 1 and 2 (waves end at the WAVE_END time with an IDLE
+	// last segment, OTHER_MSG is dropped) and the differences observed
+	// with the library (no late attribution of waves that end in the
+	// buffer, unresolved placeholders NONE, a dropped OTHER_MSG stays until
+	// emission, shader-data batches of 65537). It turns GFX9.BarrierMessages
+	// off. Item 5 (record layouts) is Normalize016's.
+	Compat016 bool
+
+	// GFX9 holds the options only the gfx9 generator (Generate,
+	// GenerateTo) reads; GenerateRDNA takes its own in RDNA.
+	GFX9 GFX9
+
+	MaxTrips     int   // largest loop trip count (default 64)
+	MaxWaveInsts int   // instructions per wave before steering to s_endpgm (default 50000)
+	TargetBytes  int64 // start waves until the trace has this many bytes (0: WavesPerSlot)
+
+	// Emit receives the expected records in callback order (GenerateTo).
+	// The batches are the callee's to keep.
+	Emit func(*wire.Batch) error
+}
+
+// GFX9 tunes what a gfx9 trace (Generate, GenerateTo) contains beyond the
+// shared Config fields. Zero values select the defaults noted on each field.
+type GFX9 struct {
+	Version2 uint8 // header version2: 4 MI200, 5 MI300 (default), 6 MI350
+	TargetCU uint8 // traced CU, 0..15
+	SE       uint8 // shader engine id written in the header
+	SIMDs    int   // SIMDs with traced waves, 1..4 (default 4)
+
+	// Perf writes perf-counter tokens; PerfInterval announces a counter
+	// interval (AGENT_INFO type 1, needs Config.Instrument).
+	Perf         bool
+	PerfInterval uint32
+	// ShaderDataEvery: with Config.ShaderData, shader data after one in
+	// ShaderDataEvery instructions (default 32).
+	ShaderDataEvery int
 	// Barriers as OTHER_MSG + IMMED (newest decoders only; 0.1.6 drops
 	// OTHER_MSG, spec A.3). Otherwise a barrier is one IMMED.
 	BarrierMessages bool
@@ -97,26 +129,6 @@ type Config struct {
 	Traps bool
 	// Replays adds XNACK replay INST tokens after memory instructions.
 	Replays bool
-	// Truncate ends the trace as soon as the first wave slot is done, with
-	// the other waves in flight (WAVE_INCOMPLETE, unresolved placeholders).
-	Truncate bool
-
-	// Compat016 makes the expected records those of AMD's 0.1.6 library:
-	// spec A.3 items 1 and 2 (waves end at the WAVE_END time with an IDLE
-	// last segment, OTHER_MSG is dropped) and the differences observed
-	// with the library (no late attribution of waves that end in the
-	// buffer, unresolved placeholders NONE, a dropped OTHER_MSG stays until
-	// emission, shader-data batches of 65537). It turns BarrierMessages
-	// off. Item 5 (record layouts) is Normalize016's.
-	Compat016 bool
-
-	MaxTrips     int   // largest loop trip count (default 64)
-	MaxWaveInsts int   // instructions per wave before steering to s_endpgm (default 50000)
-	TargetBytes  int64 // start waves until the trace has this many bytes (0: WavesPerSlot)
-
-	// Emit receives the expected records in callback order (GenerateTo).
-	// The batches are the callee's to keep.
-	Emit func(*wire.Batch) error
 }
 
 // Stats summarises a generated trace.
@@ -234,20 +246,20 @@ func generateParallel(w io.Writer, cfg Config) (Stats, error) {
 }
 
 func (c *Config) defaults() error {
-	if c.Version2 == 0 {
-		c.Version2 = 5
+	if c.GFX9.Version2 == 0 {
+		c.GFX9.Version2 = 5
 	}
-	if c.Version2 < 4 || c.Version2 > 6 {
-		return fmt.Errorf("version2 %d: want 4, 5 or 6", c.Version2)
+	if c.GFX9.Version2 < 4 || c.GFX9.Version2 > 6 {
+		return fmt.Errorf("version2 %d: want 4, 5 or 6", c.GFX9.Version2)
 	}
-	if c.TargetCU > 15 {
-		return fmt.Errorf("target CU %d: want 0..15", c.TargetCU)
+	if c.GFX9.TargetCU > 15 {
+		return fmt.Errorf("target CU %d: want 0..15", c.GFX9.TargetCU)
 	}
-	if c.SIMDs == 0 {
-		c.SIMDs = 4
+	if c.GFX9.SIMDs == 0 {
+		c.GFX9.SIMDs = 4
 	}
-	if c.SIMDs < 1 || c.SIMDs > 4 {
-		return fmt.Errorf("SIMDs %d: want 1..4", c.SIMDs)
+	if c.GFX9.SIMDs < 1 || c.GFX9.SIMDs > 4 {
+		return fmt.Errorf("SIMDs %d: want 1..4", c.GFX9.SIMDs)
 	}
 	if c.WavesPerSIMD == 0 {
 		c.WavesPerSIMD = 3
@@ -266,8 +278,8 @@ func (c *Config) defaults() error {
 	case c.OtherCUs > 15:
 		c.OtherCUs = 15
 	}
-	if c.ShaderDataEvery <= 0 {
-		c.ShaderDataEvery = 32
+	if c.GFX9.ShaderDataEvery <= 0 {
+		c.GFX9.ShaderDataEvery = 32
 	}
 	return c.programDefaults()
 }

@@ -135,8 +135,8 @@ func checkWant(t *testing.T, want []wire.Batch, ix *wire.Index) (waves, insts in
 
 func TestGenerateHandKernel(t *testing.T) {
 	ix := LoopIndex(0)
-	cfg := Config{Index: ix, Kernels: []Kernel{{Entry: 0x100}}, Seed: 1, Perf: true, ShaderData: true,
-		Dispatch: true, Events: true, BarrierMessages: true}
+	cfg := Config{Index: ix, Kernels: []Kernel{{Entry: 0x100}}, Seed: 1, ShaderData: true,
+		Dispatch: true, Events: true, GFX9: GFX9{Perf: true, BarrierMessages: true}}
 	trace, want, err := Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestGenerateInstrumented(t *testing.T) {
 	ix := LoopIndex(3)
 	for _, late := range []bool{false, true} {
 		trace, want, err := Generate(Config{Index: ix, Kernels: []Kernel{{Entry: 0x100, CodeObjectID: 3}},
-			Seed: 7, Instrument: true, LateLoad: late, Perf: true, PerfInterval: 300})
+			Seed: 7, Instrument: true, LateLoad: late, GFX9: GFX9{Perf: true, PerfInterval: 300}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func TestGenerateLongLoop(t *testing.T) {
 	longest := 0
 	for seed := uint64(1); seed <= 20 && longest < 3000; seed++ {
 		_, want, err := Generate(Config{Index: ix, Kernels: []Kernel{{Entry: 0x100}}, Seed: seed, MaxTrips: 5000,
-			SIMDs: 1, WavesPerSIMD: 10, WavesPerSlot: 3})
+			WavesPerSIMD: 10, WavesPerSlot: 3, GFX9: GFX9{SIMDs: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +224,7 @@ func TestGenerateLongLoop(t *testing.T) {
 // entry instead of an index, and gets the same trace.
 func TestGenerateFromProvider(t *testing.T) {
 	ix := LoopIndex(0)
-	base := Config{Kernels: []Kernel{{Entry: 0x100}}, Seed: 9, Perf: true}
+	base := Config{Kernels: []Kernel{{Entry: 0x100}}, Seed: 9, GFX9: GFX9{Perf: true}}
 	a, b := base, base
 	a.Index = ix
 	b.ISA = isa.NewTable(ix)

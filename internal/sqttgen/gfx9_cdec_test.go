@@ -110,8 +110,8 @@ func TestDifferentialROCm(t *testing.T) {
 	t.Run("65536-record batches", func(t *testing.T) {
 		ix := loadIndex(t, "gfx90a.index")
 		for _, cfg := range []Config{
-			{Index: ix, Seed: 3, Instrument: true, DoubleBuffer: true, OtherCUs: 15, SIMDs: 1, WavesPerSIMD: 1, TargetBytes: 2 << 20},
-			{Index: ix, Seed: 11, Instrument: true, SIMDs: 1, WavesPerSIMD: 2, ShaderData: true, ShaderDataEvery: 1, TargetBytes: 3 << 20},
+			{Index: ix, Seed: 3, Instrument: true, DoubleBuffer: true, OtherCUs: 15, WavesPerSIMD: 1, TargetBytes: 2 << 20, GFX9: GFX9{SIMDs: 1}},
+			{Index: ix, Seed: 11, Instrument: true, WavesPerSIMD: 2, ShaderData: true, TargetBytes: 3 << 20, GFX9: GFX9{SIMDs: 1, ShaderDataEvery: 1}},
 		} {
 			cfg.Compat016 = legacy
 			trace, want, err := Generate(cfg)

@@ -24,37 +24,38 @@ func loadIndex(t testing.TB, name string) *wire.Index {
 // seedConfig varies the generator's options with the seed.
 func seedConfig(ix *wire.Index, seed uint64) Config {
 	r := rng{s: seed * 7919}
-	cfg := Config{
-		Index:           ix,
-		Seed:            seed,
-		Version2:        uint8(4 + r.intn(3)),
-		TargetCU:        uint8(r.intn(16)),
-		SE:              uint8(r.intn(4)),
-		SIMDs:           1 + r.intn(4),
-		WavesPerSIMD:    1 + r.intn(10),
-		WavesPerSlot:    1 + r.intn(3),
-		OtherCUs:        r.intn(4) - 1,
-		Instrument:      true,
-		LateLoad:        r.oneIn(4),
-		Dispatch:        r.oneIn(2),
-		Perf:            r.oneIn(2),
-		ShaderData:      r.oneIn(2),
-		Events:          r.oneIn(2),
-		PacketLoss:      r.oneIn(3),
-		Replays:         r.oneIn(2),
-		Pipeline:        r.oneIn(2),
-		ContextSwitch:   r.oneIn(3),
-		Traps:           r.oneIn(3),
-		MergeIssues:     r.oneIn(2),
-		Truncate:        r.oneIn(5),
-		BarrierMessages: r.oneIn(2),
-		DoubleBuffer:    r.oneIn(4),
-		MaxTrips:        []int{4, 64, 3000}[r.intn(3)],
+	// The fields are drawn in this order: changing it changes every
+	// seed's configuration.
+	var cfg Config
+	cfg.Index = ix
+	cfg.Seed = seed
+	cfg.GFX9.Version2 = uint8(4 + r.intn(3))
+	cfg.GFX9.TargetCU = uint8(r.intn(16))
+	cfg.GFX9.SE = uint8(r.intn(4))
+	cfg.GFX9.SIMDs = 1 + r.intn(4)
+	cfg.WavesPerSIMD = 1 + r.intn(10)
+	cfg.WavesPerSlot = 1 + r.intn(3)
+	cfg.OtherCUs = r.intn(4) - 1
+	cfg.Instrument = true
+	cfg.LateLoad = r.oneIn(4)
+	cfg.Dispatch = r.oneIn(2)
+	cfg.GFX9.Perf = r.oneIn(2)
+	cfg.ShaderData = r.oneIn(2)
+	cfg.Events = r.oneIn(2)
+	cfg.PacketLoss = r.oneIn(3)
+	cfg.GFX9.Replays = r.oneIn(2)
+	cfg.GFX9.Pipeline = r.oneIn(2)
+	cfg.GFX9.ContextSwitch = r.oneIn(3)
+	cfg.GFX9.Traps = r.oneIn(3)
+	cfg.GFX9.MergeIssues = r.oneIn(2)
+	cfg.Truncate = r.oneIn(5)
+	cfg.GFX9.BarrierMessages = r.oneIn(2)
+	cfg.DoubleBuffer = r.oneIn(4)
+	cfg.MaxTrips = []int{4, 64, 3000}[r.intn(3)]
+	if cfg.GFX9.Perf && r.oneIn(2) {
+		cfg.GFX9.PerfInterval = uint32(r.rangeIn(100, 2000))
 	}
-	if cfg.Perf && r.oneIn(2) {
-		cfg.PerfInterval = uint32(r.rangeIn(100, 2000))
-	}
-	cfg.EndpgmMessage = seed%3 == 0
+	cfg.GFX9.EndpgmMessage = seed%3 == 0
 	return cfg
 }
 
@@ -141,7 +142,7 @@ func handSeedConfig(seed uint64) (*wire.Index, Config) {
 		ix = handIndex(0, mfmaKernel)
 	}
 	cfg := seedConfig(ix, seed)
-	cfg.Instrument, cfg.LateLoad, cfg.PerfInterval = false, false, 0
+	cfg.Instrument, cfg.LateLoad, cfg.GFX9.PerfInterval = false, false, 0
 	cfg.Kernels = []Kernel{{Entry: 0x100}}
 	return ix, cfg
 }
@@ -221,8 +222,8 @@ func TestRoundTripBigBatches(t *testing.T) {
 		t.Skip("large trace")
 	}
 	ix := loadIndex(t, "gfx90a.index")
-	cfg := Config{Index: ix, Seed: 11, Instrument: true, SIMDs: 1, WavesPerSIMD: 2, ShaderData: true,
-		ShaderDataEvery: 1, TargetBytes: 3 << 20}
+	cfg := Config{Index: ix, Seed: 11, Instrument: true, WavesPerSIMD: 2, ShaderData: true,
+		TargetBytes: 3 << 20, GFX9: GFX9{SIMDs: 1, ShaderDataEvery: 1}}
 	bigBatches(t, ix, cfg, wire.TypeShaderData)
 }
 
@@ -236,8 +237,7 @@ func TestRoundTripDoubleBuffer(t *testing.T) {
 	ix := loadIndex(t, "gfx90a.index")
 	// Seed 3 passes 65536 at a wave start: the batch is flushed at the
 	// next wave end with 65539 records.
-	cfg := Config{Index: ix, Seed: 3, Instrument: true, DoubleBuffer: true, OtherCUs: 15, SIMDs: 1,
-		WavesPerSIMD: 1, TargetBytes: 2 << 20}
+	cfg := Config{Index: ix, Seed: 3, Instrument: true, DoubleBuffer: true, OtherCUs: 15, WavesPerSIMD: 1, TargetBytes: 2 << 20, GFX9: GFX9{SIMDs: 1}}
 	bigBatches(t, ix, cfg, wire.TypeOccupancy)
 }
 

@@ -164,7 +164,7 @@ func newSegment(w io.Writer, cfg Config, seg int, last bool) (*gen, error) {
 		return nil, err
 	}
 	if cfg.Compat016 {
-		cfg.BarrierMessages = false
+		cfg.GFX9.BarrierMessages = false
 	}
 	g := &gen{cfg: cfg, r: rng{s: cfg.Seed ^ 0x5eed5eed5eed5eed}}
 	ks0, err := kernelProgram(&g.cfg, &g.r)
@@ -240,14 +240,14 @@ func (g *gen) run() (Stats, error) {
 func (g *gen) setUp() {
 	cfg := &g.cfg
 	e := g.e
-	e.header(Header{Version2: cfg.Version2, SIMDMask: 0xF, TargetCU: cfg.TargetCU, SE: cfg.SE,
+	e.header(Header{Version2: cfg.GFX9.Version2, SIMDMask: 0xF, TargetCU: cfg.GFX9.TargetCU, SE: cfg.GFX9.SE,
 		DoubleBuffer: cfg.DoubleBuffer})
 	if cfg.Instrument {
 		e.reg(0, 1, 0, regUserData2, rocMagic)
 		e.reg(0, 1, 0, regUserData2, 0x80201)
 		e.reg(0, 1, 0, regUserData2, opAgentInfo|agentRTFreq<<8|100000<<12)
-		if cfg.PerfInterval > 0 {
-			e.reg(0, 1, 0, regUserData2, opAgentInfo|agentPerfInt<<8|(cfg.PerfInterval&0xFFFFF)<<12)
+		if cfg.GFX9.PerfInterval > 0 {
+			e.reg(0, 1, 0, regUserData2, opAgentInfo|agentPerfInt<<8|(cfg.GFX9.PerfInterval&0xFFFFF)<<12)
 		}
 		if !cfg.LateLoad {
 			g.loadCodeObjects(false)
@@ -269,7 +269,7 @@ func (g *gen) simulate() {
 		g.actors = append(g.actors, a)
 	}
 	t0 := e.clock + 4*int64(g.r.rangeIn(1, 20))
-	for simd := 0; simd < cfg.SIMDs; simd++ {
+	for simd := 0; simd < cfg.GFX9.SIMDs; simd++ {
 		for slot := 0; slot < cfg.WavesPerSIMD; slot++ {
 			a := &actor{kind: actSlot, simd: uint8(simd), slot: uint8(slot), waves: cfg.WavesPerSlot,
 				t: t0 + 4*int64(g.r.intn(40))}
@@ -280,13 +280,13 @@ func (g *gen) simulate() {
 		}
 	}
 	for i := 0; i < cfg.OtherCUs; i++ {
-		cu := uint8((int(cfg.TargetCU) + 1 + i) % 16)
+		cu := uint8((int(cfg.GFX9.TargetCU) + 1 + i) % 16)
 		for j := 0; j < 2; j++ {
 			add(&actor{kind: actOther, cu: cu, simd: uint8(g.r.intn(4)), slot: uint8(g.r.intn(10)),
 				t: t0 + 4*int64(g.r.intn(100))})
 		}
 	}
-	if cfg.Perf {
+	if cfg.GFX9.Perf {
 		add(&actor{kind: actPerf, t: t0 + 4*int64(g.r.rangeIn(10, 100))})
 	}
 	if cfg.Instrument {
@@ -304,7 +304,7 @@ func (g *gen) simulate() {
 		_, _ = g.r.intn(16), g.r.intn(0x800)
 		g.rtV = g.cfg.RealtimeBase + uint64(g.seg)<<36
 	}
-	if cfg.ContextSwitch {
+	if cfg.GFX9.ContextSwitch {
 		add(&actor{kind: actCWSR, t: t0 + 4*int64(g.r.rangeIn(50, 1000))})
 	}
 	if cfg.Events {
@@ -503,9 +503,9 @@ func (g *gen) step(a *actor) {
 		}
 		e := g.e
 		d := e.at(a.t)
-		cu := g.cfg.TargetCU
+		cu := g.cfg.GFX9.TargetCU
 		if g.cfg.OtherCUs > 0 && g.r.oneIn(2) {
-			cu = uint8((int(g.cfg.TargetCU) + 1 + g.r.intn(g.cfg.OtherCUs)) % 16)
+			cu = uint8((int(g.cfg.GFX9.TargetCU) + 1 + g.r.intn(g.cfg.OtherCUs)) % 16)
 		}
 		var c [4]uint16
 		for i := range c {
@@ -637,7 +637,7 @@ func (g *gen) stepContextSwitch(a *actor) {
 	c := a.cw[a.cwi]
 	a.cwi++
 	d := e.at(c.t)
-	cu := uint64(g.cfg.TargetCU)
+	cu := uint64(g.cfg.GFX9.TargetCU)
 	switch c.kind {
 	case 0:
 		e.misc(d, miscSaveContext)
@@ -686,7 +686,7 @@ var issueStatus = [...]uint8{evStall: issueStall, evIssue: issueInst, evImmed: i
 // ISSUE statuses other slots of the same SIMD have due at the same time
 // (one token carries the statuses of all ten wave slots).
 func (g *gen) issueToken(a *actor, first *ev, d uint64) {
-	if !g.cfg.MergeIssues {
+	if !g.cfg.GFX9.MergeIssues {
 		var pc wire.PC
 		if first.kind != evStall {
 			pc = g.prog.lines[first.line].pc
@@ -705,7 +705,7 @@ func (g *gen) issueToken(a *actor, first *ev, d uint64) {
 		}
 	}
 	add(a, first)
-	if g.cfg.MergeIssues {
+	if g.cfg.GFX9.MergeIssues {
 		for _, b := range g.bySIMD[a.simd] {
 			if b == a || b.done || b.parked || b.qh >= len(b.q) {
 				continue
@@ -766,7 +766,7 @@ func (g *gen) stepSlot(a *actor) {
 	switch ev.kind {
 	case evStart:
 		k := &g.kernels[g.r.intn(len(g.kernels))]
-		e.waveStart(d, 0, uint64(g.cfg.TargetCU), simd, slot, uint64(k.me), uint64(k.pipe),
+		e.waveStart(d, 0, uint64(g.cfg.GFX9.TargetCU), simd, slot, uint64(k.me), uint64(k.pipe),
 			uint64(g.r.intn(64)), uint64(g.r.intn(8)))
 		a.w = &walk{k: k, cur: k.entry, anchor: true, ready: ev.t + 4*int64(g.r.rangeIn(1, 12)), lastMem: 0xFF, endAt: -1}
 		g.stats.Waves++
@@ -778,9 +778,9 @@ func (g *gen) stepSlot(a *actor) {
 		pc := g.prog.lines[ev.line].pc
 		e.instPC(d, simd, slot, g.cos.base(pc.CodeObjectID)+pc.Address)
 	case evSData:
-		e.shaderData(d, 0, uint64(g.cfg.TargetCU), simd, slot, ev.data)
+		e.shaderData(d, 0, uint64(g.cfg.GFX9.TargetCU), simd, slot, ev.data)
 	case evEnd:
-		e.waveEnd(d, 0, uint64(g.cfg.TargetCU), simd, slot)
+		e.waveEnd(d, 0, uint64(g.cfg.GFX9.TargetCU), simd, slot)
 		a.w = nil
 	}
 	g.refill(a)
@@ -846,11 +846,11 @@ func (g *gen) planInst(a *actor, w *walk) error {
 	pr := g.prog
 	l := &pr.lines[w.cur]
 	w.steps++
-	if g.cfg.Traps && g.r.oneIn(150) {
+	if g.cfg.GFX9.Traps && g.r.oneIn(150) {
 		g.planTrap(a, w)
 		return nil
 	}
-	if g.cfg.Replays && w.lastMem != 0xFF && w.sinceMem >= 1 && g.r.oneIn(12) {
+	if g.cfg.GFX9.Replays && w.lastMem != 0xFF && w.sinceMem >= 1 && g.r.oneIn(12) {
 		g.planReplay(a, w)
 	}
 	if w.steps > g.cfg.MaxWaveInsts+4*len(pr.lines)+1000 {
@@ -953,11 +953,11 @@ func (g *gen) planPlain(a *actor, w *walk, l *line) {
 		delay = 8
 	}
 	pipe := false
-	if g.cfg.Pipeline && delay == 8 && r.oneIn(2) {
+	if g.cfg.GFX9.Pipeline && delay == 8 && r.oneIn(2) {
 		pipe, delay = true, 40
 	}
 	w.ready = g.issueInstr(a, w, w.ready, w.cur, typ, delay, pipe) + g.gap()
-	if g.cfg.ShaderData && r.oneIn(g.cfg.ShaderDataEvery) {
+	if g.cfg.ShaderData && r.oneIn(g.cfg.GFX9.ShaderDataEvery) {
 		a.push(ev{t: w.ready, kind: evSData, data: uint32(r.next())})
 	}
 }
@@ -977,7 +977,7 @@ func (g *gen) planBarrier(a *actor, w *walk) {
 	t, li := w.ready, w.cur
 	// At a stitch anchor the newest stitcher wants MESSAGE + IMMED
 	// (spec §3.5 step 4), which 0.1.6 does not have (A.3 item 2).
-	if w.anchor && !g.cfg.Compat016 || g.cfg.BarrierMessages && r.oneIn(2) {
+	if w.anchor && !g.cfg.Compat016 || g.cfg.GFX9.BarrierMessages && r.oneIn(2) {
 		a.push(ev{t: t, kind: evIssue, line: li})
 		tn := max(t+4*int64(r.intn(3)), w.lastInst)
 		w.lastInst = tn
@@ -992,7 +992,7 @@ func (g *gen) planBarrier(a *actor, w *walk) {
 func (g *gen) planEndpgm(a *actor, w *walk) {
 	t, li := w.ready, w.cur
 	w.done = true
-	if g.cfg.EndpgmMessage {
+	if g.cfg.GFX9.EndpgmMessage {
 		tn := max(t, w.lastInst)
 		a.push(ev{t: tn, kind: evIssue, line: li})
 		a.push(ev{t: tn, kind: evInst, typ: instOtherMsg})

@@ -31,7 +31,7 @@ func TestLoadedNative(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			cfg := Config{Index: placed, Seed: seed, WavesPerSIMD: 2, Dispatch: seed%2 == 0, Pipeline: seed%3 == 0}
+			cfg := Config{Index: placed, Seed: seed, WavesPerSIMD: 2, Dispatch: seed%2 == 0, GFX9: GFX9{Pipeline: seed%3 == 0}}
 			trace, want, err := Generate(cfg)
 			if err != nil {
 				t.Fatal(err)

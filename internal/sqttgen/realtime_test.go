@@ -38,8 +38,8 @@ func TestRealtimeOneBase(t *testing.T) {
 		for se := uint8(0); se < 3; se++ {
 			// gfx9: the third register write (the low word read last) is
 			// up to 3 ticks after the first.
-			_, recs, err := Generate(Config{Index: ix, Kernels: []Kernel{{Entry: 0x100}}, Seed: 11 + uint64(se)*31, SE: se, Instrument: true,
-				RealtimeBase: base, MaxTrips: 200})
+			_, recs, err := Generate(Config{Index: ix, Kernels: []Kernel{{Entry: 0x100}}, Seed: 11 + uint64(se)*31, Instrument: true,
+				RealtimeBase: base, MaxTrips: 200, GFX9: GFX9{SE: se}})
 			if err != nil {
 				t.Fatal(err)
 			}

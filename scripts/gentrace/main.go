@@ -77,18 +77,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	cfg := sqttgen.Config{
-		Index: ix, Seed: *seed, SIMDs: *simds, WavesPerSIMD: *waves, WavesPerSlot: *perSlot,
-		OtherCUs: *others, MaxTrips: *trips, Version2: uint8(*version2), TargetCU: uint8(*target),
-		Instrument: !*plain, LateLoad: *late,
+		Index: ix, Seed: *seed, WavesPerSIMD: *waves, WavesPerSlot: *perSlot,
+		OtherCUs: *others, MaxTrips: *trips, Instrument: !*plain, LateLoad: *late,
+		GFX9: sqttgen.GFX9{SIMDs: *simds, Version2: uint8(*version2), TargetCU: uint8(*target)},
 	}
 	if *others == 0 {
 		cfg.OtherCUs = -1
 	}
 	if *all {
-		cfg.Dispatch, cfg.Perf, cfg.ShaderData, cfg.Events, cfg.BarrierMessages = true, true, true, true, true
+		cfg.Dispatch, cfg.GFX9.Perf, cfg.ShaderData, cfg.Events, cfg.GFX9.BarrierMessages = true, true, true, true, true
 	}
 	if *wild {
-		cfg.Pipeline, cfg.Replays, cfg.Traps, cfg.ContextSwitch, cfg.MergeIssues, cfg.PacketLoss = true, true, true, true, true, true
+		cfg.GFX9.Pipeline, cfg.GFX9.Replays, cfg.GFX9.Traps, cfg.GFX9.ContextSwitch, cfg.GFX9.MergeIssues, cfg.PacketLoss = true, true, true, true, true, true
 	}
 	cfg.Compat016 = *v016
 	if *kernel != "" {

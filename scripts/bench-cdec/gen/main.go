@@ -55,7 +55,7 @@ func run(dir string, mib int64, seed uint64) error {
 		w := bufio.NewWriterSize(w0, 1<<20)
 		var err error
 		st, err = sqttgen.GenerateTo(w, sqttgen.Config{Index: ix, Kernels: []sqttgen.Kernel{{Entry: 0x100}},
-			Seed: seed, TargetBytes: mib << 20, Perf: true, ShaderData: true})
+			Seed: seed, TargetBytes: mib << 20, ShaderData: true, GFX9: sqttgen.GFX9{Perf: true}})
 		if err != nil {
 			return err
 		}
