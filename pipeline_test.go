@@ -76,49 +76,18 @@ func TestAttToolSampleGolden(t *testing.T) {
 	if want := "att-tool: stats CSV: " + out + "/stats_ui_output_sample1.csv\natt-tool: stats CSV: " + out + "/stats_ui_output_sample2.csv\n"; stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
-	if testutil.Update() {
-		updateGolden(t, out)
-	}
 	checkGolden(t, out)
 }
 
-// updateGolden replaces testdata/golden/att-tool with the files under out.
-func updateGolden(t *testing.T, out string) {
-	golden := filepath.Join("testdata", "golden", "att-tool")
-	root := repoRoot(t)
-	os.RemoveAll(golden)
-	for _, f := range treeFiles(t, out) {
-		b, _ := os.ReadFile(filepath.Join(out, f))
-		b = bytes.ReplaceAll(b, []byte(root), []byte("$ROOT"))
-		os.MkdirAll(filepath.Dir(filepath.Join(golden, f)), 0o755)
-		if err := os.WriteFile(filepath.Join(golden, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // checkGolden checks that out holds exactly the sample's outputs of
-// testdata/golden/att-tool, and that the folders pass att-rcv --check.
+// testdata/golden/att-tool (rewritten by -update), and that the folders pass
+// att-rcv --check.
 func checkGolden(t *testing.T, out string) {
 	t.Helper()
-	golden := filepath.Join("testdata", "golden", "att-tool")
-	root := repoRoot(t)
-	got := treeFiles(t, out)
-	want := treeFiles(t, golden)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("files differ:\n got %q\nwant %q", got, want)
-	}
 	if hidden := hiddenEntries(t, out); len(hidden) > 0 {
 		t.Errorf("temporaries left in %s: %q", out, hidden)
 	}
-	for _, f := range want {
-		g, _ := os.ReadFile(filepath.Join(out, f))
-		g = bytes.ReplaceAll(g, []byte(root), []byte("$ROOT"))
-		w, _ := os.ReadFile(filepath.Join(golden, f))
-		if !bytes.Equal(g, w) {
-			t.Errorf("%s differs from its golden (run go test -run AttToolSample -update . to accept)", f)
-		}
-	}
+	testutil.GoldenDir(t, "golden/att-tool", out, repoRoot(t), "$ROOT")
 	// The folders pass the viewer loader's rules (att-rcv --check).
 	for _, d := range []string{"ui_output_sample1", "ui_output_sample2"} {
 		cmd := exec.Command(filepath.Join(binDir, "att-rcv"), "--check", "-d", filepath.Join(out, d))

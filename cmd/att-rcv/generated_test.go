@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/attkit/attkit/internal/rcv"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -30,7 +31,7 @@ var regenerate func(t *testing.T, ix *wire.Index, se uint8) []byte
 // or with -update (and the gen tag) a new one.
 func genStream(t *testing.T, ix *wire.Index, se uint8) []byte {
 	t.Helper()
-	if *update && regenerate != nil {
+	if testutil.Update() && regenerate != nil {
 		return regenerate(t, ix, se)
 	}
 	data, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("gen_se%d.rec", se)))
@@ -57,7 +58,7 @@ func TestGoldenGenerated(t *testing.T) {
 	if err := rcv.CheckFolder(out); err != nil {
 		t.Errorf("the viewer would not load the folder completely:\n%v", err)
 	}
-	compareGolden(t, "generated", filepath.Join(dir, "out"))
+	testutil.GoldenDir(t, "golden/generated", filepath.Join(dir, "out"))
 	// The folder is what an independent reading of §5 derives from the
 	// same records.
 	checkReference(t, out, []string{s0, s1}, ix)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,10 +15,9 @@ import (
 
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/rcv"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // runCmd runs att-rcv in-process and returns its exit code, stdout, stderr.
 func runCmd(t testing.TB, stdin io.Reader, args ...string) (int, string, string) {
@@ -70,35 +68,7 @@ func listTree(t testing.TB, dir string) []string {
 	return names
 }
 
-// compareGolden compares every file under got with testdata/golden/<name>,
-// file set and bytes; -update rewrites the golden tree.
-func compareGolden(t *testing.T, name, got string) {
-	t.Helper()
-	want := filepath.Join("testdata", "golden", name)
-	if *update {
-		os.RemoveAll(want)
-		for _, f := range listTree(t, got) {
-			data, _ := os.ReadFile(filepath.Join(got, f))
-			os.MkdirAll(filepath.Dir(filepath.Join(want, f)), 0o755)
-			if err := os.WriteFile(filepath.Join(want, f), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return
-	}
-	gotFiles, wantFiles := listTree(t, got), listTree(t, want)
-	if strings.Join(gotFiles, "\n") != strings.Join(wantFiles, "\n") {
-		t.Fatalf("files differ from %s:\ngot  %q\nwant %q", want, gotFiles, wantFiles)
-	}
-	for _, f := range gotFiles {
-		g, _ := os.ReadFile(filepath.Join(got, f))
-		w, _ := os.ReadFile(filepath.Join(want, f))
-		if !bytes.Equal(g, w) {
-			t.Errorf("%s differs from %s (run go test -update to accept):\n%s", f, want, firstDiff(g, w))
-		}
-	}
-}
-
+// firstDiff names the first line where got and want differ.
 func firstDiff(got, want []byte) string {
 	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
 	for i := 0; i < len(gl) || i < len(wl); i++ {
@@ -129,7 +99,7 @@ func TestGoldenSample(t *testing.T) {
 	if err := rcv.CheckFolder(out); err != nil {
 		t.Errorf("the viewer would not load the folder completely:\n%v", err)
 	}
-	compareGolden(t, "sample", filepath.Join(dir, "out"))
+	testutil.GoldenDir(t, "golden/sample", filepath.Join(dir, "out"))
 	checkReference(t, out, []string{a, b}, sampleIndex())
 }
 
@@ -144,7 +114,7 @@ func TestStdinConcatenated(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	compareGolden(t, "sample", filepath.Join(dir, "out"))
+	testutil.GoldenDir(t, "golden/sample", filepath.Join(dir, "out"))
 }
 
 func TestFormats(t *testing.T) {
@@ -399,7 +369,7 @@ func TestProgressAndStdinArg(t *testing.T) {
 	if stdout != "" || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("stderr %q, want a line starting %q", stderr, want)
 	}
-	compareGolden(t, "sample", filepath.Join(dir, "out"))
+	testutil.GoldenDir(t, "golden/sample", filepath.Join(dir, "out"))
 }
 
 // A directory the user cannot write into (meaningless for root, who can).

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,10 +12,9 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const kernels = "../../testdata/kernels"
 
@@ -50,26 +48,12 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// golden compares got with testdata/name (rewritten by -update). The
-// checkout's absolute path is replaced by $ROOT so that the files do not
-// depend on where the repository lives.
+// golden compares got with testdata/name (testutil.Golden). The checkout's
+// absolute path is replaced by $ROOT so that the files do not depend on
+// where the repository lives.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	got = strings.ReplaceAll(got, repoRoot(t), "$ROOT")
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		os.WriteFile(path+".got", []byte(got), 0o644)
-		t.Errorf("output differs from %s (got in %s.got)", path, path)
-	}
+	testutil.Golden(t, name, []byte(strings.ReplaceAll(got, repoRoot(t), "$ROOT")))
 }
 
 func TestCodeJSONGolden(t *testing.T) {

@@ -1,9 +1,6 @@
 package sqtt
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -104,16 +101,6 @@ func TestVectorB2(t *testing.T) {
 // equal to the appendix B vectors; -update rewrites them.
 func TestTestdataVectors(t *testing.T) {
 	for name, v := range map[string]string{"b1.att": testutil.VectorB1, "b2.att": testutil.VectorB2} {
-		p := filepath.Join("testdata", name)
-		want := testutil.Unhex(t, v)
-		if testutil.Update() {
-			if err := os.WriteFile(p, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, err := os.ReadFile(p)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s differs from the vector (run go test -update): %v", p, err)
-		}
+		testutil.Golden(t, name, testutil.Unhex(t, v))
 	}
 }
