@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attkit/attkit/internal/pyjson"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -354,7 +355,7 @@ func checkReference(t *testing.T, dir string, streams []string, ix *wire.Index) 
 			continue
 		}
 		if !bytes.Equal(got, w) {
-			t.Errorf("reference: %s differs:\n%s", name, firstDiff(got, w))
+			t.Errorf("reference: %s differs:\n%s", name, testutil.FirstDiff(got, w))
 		}
 	}
 	entries, _ := os.ReadDir(dir)

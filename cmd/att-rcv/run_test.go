@@ -68,24 +68,6 @@ func listTree(t testing.TB, dir string) []string {
 	return names
 }
 
-// firstDiff names the first line where got and want differ.
-func firstDiff(got, want []byte) string {
-	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(gl) || i < len(wl); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			return "line " + strconv.Itoa(i+1) + ":\n got  " + g + "\n want " + w
-		}
-	}
-	return "(same lines)"
-}
-
 func TestGoldenSample(t *testing.T) {
 	dir, index, a, b := sampleInputs(t)
 	out := filepath.Join(dir, "out", "ui_output_sample1")

@@ -13,6 +13,7 @@ import (
 	"github.com/attkit/attkit/internal/backend"
 	"github.com/attkit/attkit/internal/cdec"
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -350,7 +351,7 @@ func TestLibrary016(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !bytes.Equal(got, want) {
-					t.Errorf("the library's records are not those of %s (rerun with -update-lib016): %s", file, libLineDiff(got, want))
+					t.Errorf("the library's records are not those of %s (rerun with -update-lib016): %s", file, testutil.FirstDiff(got, want))
 				}
 			}
 			want, err := os.ReadFile(file)
@@ -359,25 +360,8 @@ func TestLibrary016(t *testing.T) {
 			}
 			got := libJSON(t, &Decoder{Compat016: true, PoolLimit: -1}, c)
 			if !bytes.Equal(got, want) {
-				t.Errorf("native (Compat016) differs from the library's records in %s: %s", file, libLineDiff(got, want))
+				t.Errorf("native (Compat016) differs from the library's records in %s: %s", file, testutil.FirstDiff(got, want))
 			}
 		})
 	}
-}
-
-func libLineDiff(got, want []byte) string {
-	g, w := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var a, b []byte
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if !bytes.Equal(a, b) {
-			return sprintf("line %d:\n  got  %s\n  want %s", i+1, a, b)
-		}
-	}
-	return "equal"
 }

@@ -42,7 +42,7 @@ func Golden(t testing.TB, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs from the golden file (%s); got written to %s.got", path, firstDiff(got, want), path)
+		t.Errorf("%s differs from the golden file (%s); got written to %s.got", path, FirstDiff(got, want), path)
 	}
 }
 
@@ -87,7 +87,7 @@ func GoldenDir(t testing.TB, name, dir string, oldnew ...string) {
 		g = []byte(repl.Replace(string(g)))
 		w, _ := os.ReadFile(filepath.Join(want, f))
 		if !bytes.Equal(g, w) {
-			t.Errorf("%s differs from %s (run go test -update to accept): %s", f, want, firstDiff(g, w))
+			t.Errorf("%s differs from %s (run go test -update to accept): %s", f, want, FirstDiff(g, w))
 		}
 	}
 }
@@ -117,8 +117,8 @@ func listTree(t testing.TB, dir string) []string {
 	return names
 }
 
-// firstDiff names the first line where got and want differ.
-func firstDiff(got, want []byte) string {
+// FirstDiff names the first line where got and want differ.
+func FirstDiff(got, want []byte) string {
 	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
 	for i := 0; i < len(gl) || i < len(wl); i++ {
 		var g, w string
