@@ -560,17 +560,11 @@ func (w *wave) programEnd016() {
 		// other OTHER_MSG.
 		return
 	}
-	if w.stallHead < len(w.stallStarts) && I.Time > w.stallStarts[w.stallHead] {
+	if s, ok := w.takeStall(I.Time, end(&w.insts[n-2])); ok {
 		// Issued after a stall the message did not consume: it gets the
 		// stall as an instruction would, from the stall's start (or the
 		// end of the instruction before it), and the timeline stalls
 		// through it (A.4 item 8.8).
-		s := I.Time
-		p := end(&w.insts[n-2])
-		for w.stallHead < len(w.stallStarts) && I.Time > w.stallStarts[w.stallHead] {
-			s = max(w.stallStarts[w.stallHead], p)
-			w.stallHead++
-		}
 		c := I.Time + 4 - s
 		if w.stateStart > s {
 			w.cutTimeline(w.stateStart - s)
@@ -772,24 +766,31 @@ func (g *gfx9) inst(t token, now int64) error {
 		return nil
 	}
 	I.Duration = int32(4 + max(now-I.Time-4*(phase/4), 0))
-	if w.stallHead < len(w.stallStarts) && I.Time > w.stallStarts[w.stallHead] {
-		var p int64
-		if j > 0 {
-			p = end(&w.insts[j-1])
-		}
-		s := I.Time
-		for w.stallHead < len(w.stallStarts) && I.Time > w.stallStarts[w.stallHead] {
-			s = max(w.stallStarts[w.stallHead], p)
-			w.stallHead++
-		}
-		if w.stallHead == len(w.stallStarts) {
-			w.stallStarts, w.stallHead = w.stallStarts[:0], 0
-		}
+	var p int64
+	if j > 0 {
+		p = end(&w.insts[j-1])
+	}
+	if s, ok := w.takeStall(I.Time, p); ok {
 		I.Stall = uint32(max(I.Time-s, 0))
 		I.Duration = int32(max(I.Time+int64(I.Duration)-s, 4))
 		I.Time = s
 	}
 	return nil
+}
+
+// takeStall consumes the ISSUE stalls that began before an instruction
+// issued at t and reports where its stall starts: at the start of the last
+// of them, but not before p, the end of the instruction before it. ok is
+// false when no stall began before t.
+func (w *wave) takeStall(t, p int64) (s int64, ok bool) {
+	for w.stallHead < len(w.stallStarts) && t > w.stallStarts[w.stallHead] {
+		s, ok = max(w.stallStarts[w.stallHead], p), true
+		w.stallHead++
+	}
+	if w.stallHead == len(w.stallStarts) {
+		w.stallStarts, w.stallHead = w.stallStarts[:0], 0
+	}
+	return s, ok
 }
 
 func (g *gfx9) instPC(t token) error {

@@ -97,17 +97,22 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 		dprate: 1, derate: 1, prevPos: -1 << 40}
 	switch a.GFXIP {
 	case 10:
-		r.gen, r.table = 10, gfx10Table
+		r.gen, r.table = 10, pick(ps.old, gfx10Table016, gfx10Table)
 	case 11:
-		r.gen, r.table = 11, gfx11Table
+		r.gen, r.table = 11, pick(ps.old, gfx11Table016, gfx11Table)
 	default:
-		r.gen, r.table = 12, gfx12Table
-	}
-	if ps.old {
-		r.table = map[int]*[256]rdnaEntry{10: gfx10Table016, 11: gfx11Table016, 12: gfx12Table016}[r.gen]
+		r.gen, r.table = 12, pick(ps.old, gfx12Table016, gfx12Table)
 	}
 	r.setInsts()
 	return r
+}
+
+// pick is old016 under Compat016, else newest.
+func pick[T any](old bool, old016, newest T) T {
+	if old {
+		return old016
+	}
+	return newest
 }
 
 func (r *rdna) setInsts() {
