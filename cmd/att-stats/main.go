@@ -47,8 +47,9 @@
 // cycles a kernel developer can still win back at that line. Each input
 // part (one shader engine's trace) is its own scope; matrix instructions
 // are told by their index text (v_mfma, v_smfma, v_wmma, v_swmma). The
-// analysis keeps the busy intervals of every SIMD in memory and spools a
-// few bytes per instruction to a temporary file for its second pass.
+// analysis spools about 8 bytes per instruction to a temporary file, then
+// takes one SIMD at a time per CPU: it reads that SIMD's instructions back,
+// builds its busy intervals in memory and computes their hidden cycles.
 //
 // With the pprof format, go tool pprof -top lists the kernels, -top
 // -addresses the hottest instructions, -list KERNEL the source lines with

@@ -15,31 +15,29 @@
 //
 // A hidden window needs the whole set of busy intervals of its SIMD, which
 // only the last wave of the trace completes, so the analysis cannot run in
-// constant memory per wave in flight. An Analyzer keeps, per (shader
-// engine, SIMD) scope and pipe, the coalesced busy intervals (coalesced as
-// they come, so an unbroken run of busy cycles costs one interval whatever
-// the number of instructions in it), the other-SIMD intervals of each
-// shader engine, and one entry per distinct PC. It does not keep records:
-// the few numbers the second pass needs of each instruction (PC number,
-// category, time, stall, duration: 5 to 10 bytes) go to a spool file, in
-// sections of 64 KiB per scope (so each scope holds at most that much
-// unwritten), read back once, section by section, when the intervals are
-// complete, and removed by Close. The
-// second pass takes one scope at a time per CPU, so the unions of the
-// pipes' intervals (MATH, VECTOR, ALL, with their prefix sums) exist for
-// those scopes only. Each interval costs 16 bytes and each prefix sum 8;
-// when nothing overlaps, that is about 16 bytes per traced instruction in
-// the first pass (the 100 MB benchmark trace of att-stats: 8 million
-// instructions, about 200 MB of heap at the peak).
+// constant memory per wave in flight. It runs in two passes. The first,
+// in AddWave, keeps no records and no intervals: the few numbers the
+// analysis needs of each instruction (PC number, category, time, stall,
+// duration: 8 bytes, more for rare large values) go to a spool file, in
+// sections of 64 KiB per (shader engine, SIMD) scope, so each scope holds
+// at most that much unwritten. The Analyzer also keeps the other-SIMD
+// intervals of each shader engine, coalesced as they come, and one entry
+// per distinct PC. The second pass (Result) takes one scope at a time per
+// CPU: it reads the scope's sections back (about 8 bytes per instruction
+// of the scope), builds the scope's busy intervals per pipe from them
+// (16 bytes per interval, coalesced, so an unbroken run of busy cycles
+// costs one interval whatever the number of instructions in it), the
+// unions of the pipes (MATH, VECTOR, ALL) and their prefix sums, then
+// walks the waves again. So the memory of the analysis is that of the
+// largest scopes, one per CPU, not of the trace: about 25 MB per CPU for
+// the 100 MB benchmark trace of att-stats (8 million instructions in 12
+// scopes). Close removes the spool file.
 //
-// With more than one CPU, an Analyzer does the first pass's work in a
-// goroutine of its own while its caller reads the next records, and the
-// second pass on every CPU. Its methods must be called from one goroutine.
+// The methods of an Analyzer must be called from one goroutine.
 package hidden
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -123,18 +121,18 @@ type Options struct {
 }
 
 type scope struct {
-	key   Scope
-	pipes [nPipes]coalescer
-	segs  []block   // the scope's sections of the spool, in order
-	tail  []byte    // the scope's waves not yet in the spool
-	sums  []Latency // per PC id, with Options.ByScope
+	key  Scope
+	segs []block   // the scope's sections of the spool, in order
+	tail []byte    // the scope's waves not yet in a section
+	sums []Latency // per PC id, with Options.ByScope
 }
 
 // A block is one section of the spool: whole waves of one scope, one
-// after another.
+// after another; at off in the spool file, or mem with Options.InMemory.
 type block struct {
 	off int64
 	n   int
+	mem []byte
 }
 
 // An Analyzer gathers the waves and other-SIMD records of a capture and
@@ -152,21 +150,11 @@ type Analyzer struct {
 
 	spool    *bufio.Writer
 	file     *os.File
-	mem      *bytes.Buffer
-	spoolOff int64
-	window   int // bytes of a scope's waves per spool section (tests make it small)
-	waveSpan [nPipes][]Span
-	waveIv   []Interval
+	spoolOff int64 // bytes in sections so far
+	window   int   // bytes of a scope's waves per spool section (tests make it small)
 
-	// The worker goroutine (AddWave) and its chunks; workErr is the
-	// worker's until workDone is closed.
-	work     chan *chunk
-	free     chan *chunk
-	cur      *chunk
-	workDone chan struct{}
-	workErr  error
-	err      error
-	done     bool
+	err  error
+	done bool
 }
 
 // New returns an empty Analyzer. Call Close when done with it.
@@ -176,12 +164,7 @@ func New(opt Options) *Analyzer {
 }
 
 func (a *Analyzer) openSpool() error {
-	if a.spool != nil {
-		return nil
-	}
-	if a.opt.InMemory {
-		a.mem = &bytes.Buffer{}
-		a.spool = bufio.NewWriterSize(a.mem, 64<<10)
+	if a.spool != nil || a.opt.InMemory {
 		return nil
 	}
 	f, err := os.CreateTemp(a.opt.SpoolDir, "attkit-hidden-*.spool")
@@ -193,9 +176,8 @@ func (a *Analyzer) openSpool() error {
 	return nil
 }
 
-// Close stops the worker and removes the spool file.
+// Close removes the spool file.
 func (a *Analyzer) Close() error {
-	a.stopWorker()
 	if a.file == nil {
 		return nil
 	}
@@ -237,13 +219,9 @@ func (a *Analyzer) scope(k Scope) (int, *scope) {
 	return i, a.scopes[i]
 }
 
-// AddWave adds a wave of the shader engine keyed se: its busy intervals to
-// the scope (se, w.SIMD), its instructions to the spool. It keeps no
-// reference to w.
-//
-// With more than one CPU the work is done by a goroutine of the Analyzer
-// while the caller reads on: AddWave copies the instructions into a
-// chunk and hands full chunks over.
+// AddWave adds a wave of the shader engine keyed se, to the scope
+// (se, w.SIMD): the few numbers the analysis needs of each instruction go
+// to the spool. It keeps no reference to w.
 func (a *Analyzer) AddWave(se int, w *wire.Wave) error {
 	if a.err != nil {
 		return a.err
@@ -251,126 +229,128 @@ func (a *Analyzer) AddWave(se int, w *wire.Wave) error {
 	if a.done {
 		return errors.New("hidden: AddWave after Result")
 	}
-	if runtime.GOMAXPROCS(0) == 1 {
-		a.err = a.addWave(se, w.SIMD, w.BeginTime, w.Instructions)
+	if a.err = a.openSpool(); a.err != nil {
 		return a.err
 	}
-	if a.work == nil {
-		a.startWorker()
-	}
-	c := a.cur
-	lo := len(c.insts)
-	c.insts = append(c.insts, w.Instructions...)
-	c.waves = append(c.waves, waveRef{se: se, simd: w.SIMD, begin: w.BeginTime, lo: lo, hi: len(c.insts)})
-	if len(c.insts) >= 1<<16 {
-		a.work <- c
-		a.cur = <-a.free
-		a.cur.insts, a.cur.waves = a.cur.insts[:0], a.cur.waves[:0]
-	}
-	return nil
-}
-
-// A chunk carries waves to the worker goroutine.
-type chunk struct {
-	waves []waveRef
-	insts []wire.Instruction
-}
-
-type waveRef struct {
-	se     int
-	simd   uint8
-	begin  int64
-	lo, hi int
-}
-
-func (a *Analyzer) startWorker() {
-	a.work = make(chan *chunk, 2)
-	a.free = make(chan *chunk, 3)
-	a.free <- &chunk{}
-	a.free <- &chunk{}
-	a.cur = &chunk{}
-	a.workDone = make(chan struct{})
-	go func() {
-		defer close(a.workDone)
-		for c := range a.work {
-			for _, w := range c.waves {
-				if a.workErr == nil {
-					a.workErr = a.addWave(w.se, w.simd, w.begin, c.insts[w.lo:w.hi])
-				}
-			}
-			a.free <- c
-		}
-	}()
-}
-
-// stopWorker hands the last chunk over and waits for the worker.
-func (a *Analyzer) stopWorker() error {
-	if a.work == nil {
-		return nil
-	}
-	a.work <- a.cur
-	close(a.work)
-	<-a.workDone
-	a.work = nil
-	return a.workErr
-}
-
-func (a *Analyzer) addWave(se int, simd uint8, begin int64, insts []wire.Instruction) error {
-	if err := a.openSpool(); err != nil {
-		return err
-	}
-	_, sc := a.scope(Scope{SE: se, SIMD: simd})
-	for p := range a.waveSpan {
-		a.waveSpan[p] = a.waveSpan[p][:0]
-	}
+	_, sc := a.scope(Scope{SE: se, SIMD: w.SIMD})
 	b := sc.tail
-	b = binary.AppendVarint(b, begin)
-	b = binary.AppendUvarint(b, uint64(len(insts)))
-	prev := begin
-	for i := range insts {
-		in := &insts[i]
-		id := a.pcID(in.PC)
-		stall := int64(in.Stall)
-		cycles := max(stall, int64(in.Duration))
-		b = binary.AppendUvarint(b, uint64(id))
-		b = append(b, byte(in.Category))
-		b = binary.AppendVarint(b, in.Time-prev)
-		b = binary.AppendUvarint(b, uint64(in.Stall))
-		b = binary.AppendVarint(b, int64(in.Duration))
-		prev = in.Time
-		s := Span{Start: in.Time + stall, Len: cycles - stall}
-		switch {
-		case a.matrix[id]:
-			a.waveSpan[pipeMatrix] = append(a.waveSpan[pipeMatrix], s)
-			a.waveSpan[pipeValu] = append(a.waveSpan[pipeValu], Span{Start: s.Start, Len: 3 * s.Len / 4})
-		case in.Category == wire.CatVALU:
-			a.waveSpan[pipeValu] = append(a.waveSpan[pipeValu], s)
-		case in.Category == wire.CatVMEM || in.Category == wire.CatFLAT || in.Category == wire.CatLDS:
-			a.waveSpan[pipeVmem] = append(a.waveSpan[pipeVmem], s)
-		case in.Category == wire.CatSMEM || in.Category == wire.CatSALU:
-			a.waveSpan[pipeScalar] = append(a.waveSpan[pipeScalar], s)
-		}
+	if b == nil {
+		b = make([]byte, 0, a.window+a.window/4)
 	}
-	// Coalescing the wave's spans first is exact (coalescing is
-	// compositional, see coalescer) and leaves few intervals to merge.
-	for p := range a.waveSpan {
-		a.waveIv = coalesceTo(a.waveIv[:0], a.waveSpan[p])
-		for _, iv := range a.waveIv {
-			sc.pipes[p].add(Span{Start: iv.Start(), Len: iv.Len})
-		}
+	b = binary.LittleEndian.AppendUint64(b, uint64(w.BeginTime))
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(w.Instructions)))
+	prev := w.BeginTime
+	for i := range w.Instructions {
+		in := &w.Instructions[i]
+		b = appendInst(b, a.pcID(in.PC), in.Category, in.Time-prev, in.Stall, in.Duration)
+		prev = in.Time
 	}
 	// A scope's waves go to the spool in sections of their own, so the
-	// second pass reads the spool once, a section at a time.
+	// second pass reads a scope's waves at once.
 	sc.tail = b
 	if len(b) >= a.window {
+		a.err = a.writeSection(sc)
+	}
+	return a.err
+}
+
+// writeSection moves a scope's unwritten waves into a section.
+func (a *Analyzer) writeSection(sc *scope) error {
+	b := sc.tail
+	if a.opt.InMemory {
+		sc.segs = append(sc.segs, block{n: len(b), mem: b})
+		sc.tail = nil
+	} else {
 		if _, err := a.spool.Write(b); err != nil {
 			return fmt.Errorf("hidden-latency spool: %w", err)
 		}
-		sc.segs = append(sc.segs, block{a.spoolOff, len(b)})
-		a.spoolOff += int64(len(b))
+		sc.segs = append(sc.segs, block{off: a.spoolOff, n: len(b)})
 		sc.tail = b[:0]
 	}
+	a.spoolOff += int64(len(b))
 	return nil
+}
+
+// The spool holds, per wave, its begin time and instruction count (8
+// bytes each, little-endian), then per instruction one 64-bit word: the
+// category in bits 0-3, the PC number in bits 4-23, the time since the
+// previous instruction (the wave's begin for the first) in bits 24-37,
+// the stall in bits 38-50 and the duration in bits 51-63. An instruction
+// whose numbers do not fit writes the word wideInst instead, then its
+// category (1 byte), PC number (4), time since the previous (8), stall (4)
+// and duration (4). Fixed fields decode at a few instructions per
+// nanosecond, which varints did not (they were a third of the second
+// pass).
+const (
+	wideInst = 15 // a category field of 15
+	wideLen  = 8 + 1 + 4 + 8 + 4 + 4
+)
+
+func appendInst(b []byte, id uint32, cat wire.InstCategory, dt int64, stall uint32, dur int32) []byte {
+	if cat < wideInst && id < 1<<20 && uint64(dt) < 1<<14 && stall < 1<<13 && uint32(dur) < 1<<13 {
+		return binary.LittleEndian.AppendUint64(b, uint64(cat)|uint64(id)<<4|uint64(dt)<<24|uint64(stall)<<38|uint64(dur)<<51)
+	}
+	b = binary.LittleEndian.AppendUint64(b, wideInst)
+	b = append(b, byte(cat))
+	b = binary.LittleEndian.AppendUint32(b, id)
+	b = binary.LittleEndian.AppendUint64(b, uint64(dt))
+	b = binary.LittleEndian.AppendUint32(b, stall)
+	return binary.LittleEndian.AppendUint32(b, uint32(dur))
+}
+
+// A spooled instruction, decoded.
+type inst struct {
+	id                  uint32
+	cat                 wire.InstCategory
+	clock, stall, cycle int64 // cycle: max(stall, duration)
+}
+
+// decodeWave decodes the spooled wave at the start of b into out (reused),
+// checking the PC numbers against n; it returns the wave's begin time, its
+// instructions and the rest of b.
+func decodeWave(b []byte, out []inst, n int) (begin int64, ins []inst, rest []byte, err error) {
+	if len(b) < 16 {
+		return 0, nil, nil, errSpool
+	}
+	begin = int64(binary.LittleEndian.Uint64(b))
+	count := binary.LittleEndian.Uint64(b[8:])
+	b = b[16:]
+	if count > uint64(len(b))/8 {
+		return 0, nil, nil, errSpool
+	}
+	ins = out[:0]
+	t := begin
+	for range count {
+		if len(b) < 8 {
+			return 0, nil, nil, errSpool
+		}
+		x := binary.LittleEndian.Uint64(b)
+		var in inst
+		var stall, dur int64
+		if x&15 != wideInst {
+			in.id = uint32(x >> 4 & (1<<20 - 1))
+			in.cat = wire.InstCategory(x & 15)
+			t += int64(x >> 24 & (1<<14 - 1))
+			stall, dur = int64(x>>38&(1<<13-1)), int64(x>>51)
+			b = b[8:]
+		} else {
+			if len(b) < wideLen {
+				return 0, nil, nil, errSpool
+			}
+			in.cat = wire.InstCategory(b[8])
+			in.id = binary.LittleEndian.Uint32(b[9:])
+			t += int64(binary.LittleEndian.Uint64(b[13:]))
+			stall = int64(binary.LittleEndian.Uint32(b[21:]))
+			dur = int64(int32(binary.LittleEndian.Uint32(b[25:])))
+			b = b[wideLen:]
+		}
+		if int(in.id) >= n {
+			return 0, nil, nil, errSpool
+		}
+		in.clock, in.stall, in.cycle = t, stall, max(stall, dur)
+		ins = append(ins, in)
+	}
+	return begin, ins, b, nil
 }
 
 // AddOther adds other-SIMD records of the shader engine keyed se: each
@@ -407,8 +387,8 @@ type lists struct {
 }
 
 // Result computes the hidden latency of everything added. It reads the
-// spool back one scope at a time, so that only one scope's unions exist
-// at once; the Analyzer takes no more input afterwards.
+// spool back one scope at a time per CPU, so that only those scopes'
+// intervals exist at once; the Analyzer takes no more input afterwards.
 func (a *Analyzer) Result() (*Result, error) {
 	if a.err != nil {
 		return nil, a.err
@@ -417,57 +397,49 @@ func (a *Analyzer) Result() (*Result, error) {
 		return nil, errors.New("hidden: Result called twice")
 	}
 	a.done = true
-	if a.err = a.stopWorker(); a.err != nil {
-		return nil, a.err
-	}
 	if a.spool != nil {
 		if err := a.spool.Flush(); err != nil {
 			return nil, fmt.Errorf("hidden-latency spool: %w", err)
 		}
 	}
-	// Scopes are independent: walk them on every CPU, each worker with
-	// its own sums, one scope's unions per worker at a time.
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(a.scopes)))
-	type part struct {
-		sums    []Latency
-		touched []bool
-		err     error
+	other := map[int][]Interval{}
+	for se, c := range a.other {
+		other[se] = c.intervals()
 	}
-	parts := make([]part, workers)
+	// Scopes are independent: walk them on every CPU, each worker with
+	// its own sums and buffers, one scope at a time.
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(a.scopes)))
+	parts := make([]*walker, workers)
 	next := make(chan *scope)
 	var wg sync.WaitGroup
-	for w := range parts {
-		p := &parts[w]
-		p.sums, p.touched = make([]Latency, len(a.pcs)), make([]bool, len(a.pcs))
+	for i := range parts {
+		w := &walker{a: a, sums: make([]Latency, len(a.pcs)), touched: make([]bool, len(a.pcs))}
+		parts[i] = w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rd := spoolReader{a: a}
 			for sc := range next {
-				if p.err == nil {
-					p.err = a.walkScope(sc, &rd, p.sums, p.touched)
+				if w.err == nil {
+					w.err = w.scope(sc, other[sc.key.SE])
 				}
 			}
 		}()
 	}
 	for _, sc := range a.scopes {
-		if o := a.other[sc.key.SE]; o != nil {
-			sc.pipes[pipeVmem].addAll(o)
-		}
 		next <- sc
 	}
 	close(next)
 	wg.Wait()
 	sums, touched := parts[0].sums, parts[0].touched
-	for _, p := range parts {
-		if p.err != nil {
-			return nil, p.err
+	for _, w := range parts {
+		if w.err != nil {
+			return nil, w.err
 		}
 	}
-	for _, p := range parts[1:] {
+	for _, w := range parts[1:] {
 		for id := range sums {
-			sums[id].Add(p.sums[id])
-			touched[id] = touched[id] || p.touched[id]
+			sums[id].Add(w.sums[id])
+			touched[id] = touched[id] || w.touched[id]
 		}
 	}
 	res := &Result{ByPC: map[wire.PC]Latency{}}
@@ -500,13 +472,43 @@ func (a *Analyzer) Result() (*Result, error) {
 	return res, nil
 }
 
-// walkScope builds a scope's interval lists and walks its waves.
-func (a *Analyzer) walkScope(sc *scope, rd *spoolReader, sums []Latency, touched []bool) error {
-	var l lists
+var errSpool = errors.New("hidden-latency spool: corrupt block")
+
+// A walker does the second pass, one scope at a time: it reads the
+// scope's spooled waves, builds the scope's intervals from them, then
+// walks them again. Its buffers serve scope after scope.
+type walker struct {
+	a       *Analyzer
+	sums    []Latency
+	touched []bool
+	err     error
+
+	buf   []byte            // the scope's sections read from the spool file
+	parts [][]byte          // the scope's spooled waves, section by section
+	span  [nPipes][]Span    // one wave's spans per pipe
+	pipes [nPipes]coalescer // the scope's intervals per pipe
+	ins   []inst            // one wave's instructions
+}
+
+// scope computes the hidden latency of a scope (§8.2), other being the
+// other-SIMD intervals of its shader engine.
+func (w *walker) scope(sc *scope, other []Interval) error {
+	if err := w.read(sc); err != nil {
+		return err
+	}
 	var iv [nPipes][]Interval
-	for p := range sc.pipes {
-		iv[p] = sc.pipes[p].intervals()
-		sc.pipes[p] = coalescer{}
+	for p := range w.pipes {
+		w.pipes[p].reset()
+	}
+	for _, b := range w.parts {
+		if err := w.busy(b); err != nil {
+			return err
+		}
+	}
+	w.pipes[pipeVmem].addIntervals(other)
+	var l lists
+	for p := range w.pipes {
+		iv[p] = w.pipes[p].intervals()
 		l.own[p] = NewList(iv[p])
 	}
 	math := Union(iv[pipeValu], iv[pipeMatrix])
@@ -514,88 +516,105 @@ func (a *Analyzer) walkScope(sc *scope, rd *spoolReader, sums []Latency, touched
 	l.math = NewList(math)
 	l.vector = NewList(vector)
 	l.allOf = NewList(Union(vector, iv[pipeScalar]))
-	if a.opt.ByScope {
-		sc.sums = make([]Latency, len(a.pcs))
+	if w.a.opt.ByScope {
+		sc.sums = make([]Latency, len(w.a.pcs))
 	}
-	for _, seg := range sc.segs {
-		b, err := rd.read(seg)
-		if err != nil {
-			return err
-		}
-		if err := a.walkAll(b, &l, sums, sc.sums, touched); err != nil {
-			return err
+	for _, b := range w.parts {
+		for len(b) > 0 {
+			var begin int64
+			var err error
+			if begin, w.ins, b, err = decodeWave(b, w.ins, len(w.a.matrix)); err != nil {
+				return err
+			}
+			w.walk(begin, w.ins, &l, sc.sums)
 		}
 	}
-	err := a.walkAll(sc.tail, &l, sums, sc.sums, touched)
-	sc.segs, sc.tail = nil, nil
-	return err
+	sc.segs, sc.tail, w.parts = nil, nil, w.parts[:0]
+	return nil
 }
 
-// walkAll walks the spooled waves of b, one after another.
-func (a *Analyzer) walkAll(b []byte, l *lists, sums, scopeSums []Latency, touched []bool) error {
-	d := dec{b: b}
-	for len(d.b) > 0 {
-		if err := a.walk(&d, l, sums, scopeSums, touched); err != nil {
+// read gathers a scope's spooled waves in w.parts: one read of all its
+// sections from the spool file (or the sections in memory), then the
+// unwritten tail.
+func (w *walker) read(sc *scope) error {
+	w.parts = w.parts[:0]
+	if w.a.opt.InMemory {
+		for _, s := range sc.segs {
+			w.parts = append(w.parts, s.mem)
+		}
+	} else if len(sc.segs) > 0 {
+		total := 0
+		for _, s := range sc.segs {
+			total += s.n
+		}
+		if cap(w.buf) < total {
+			w.buf = make([]byte, total)
+		}
+		w.buf = w.buf[:0]
+		for _, s := range sc.segs {
+			b := w.buf[len(w.buf) : len(w.buf)+s.n]
+			n, err := w.a.file.ReadAt(b, s.off)
+			if n < s.n {
+				if err == nil || err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return fmt.Errorf("hidden-latency spool: %w", err)
+			}
+			w.buf = w.buf[:len(w.buf)+s.n]
+		}
+		w.parts = append(w.parts, w.buf)
+	}
+	w.parts = append(w.parts, sc.tail)
+	return nil
+}
+
+// busy adds the busy intervals of the spooled waves of b to w.pipes (§8.2
+// item 1): each instruction's issue window goes to its pipe, a matrix
+// instruction's also to VALU for three quarters of its cycles. Coalescing
+// each wave's spans first is exact (coalescing is compositional, see
+// coalescer) and leaves few intervals to sort.
+func (w *walker) busy(b []byte) error {
+	matrix := w.a.matrix
+	for len(b) > 0 {
+		var err error
+		if _, w.ins, b, err = decodeWave(b, w.ins, len(matrix)); err != nil {
 			return err
+		}
+		for p := range w.span {
+			w.span[p] = w.span[p][:0]
+		}
+		for _, in := range w.ins {
+			s := Span{Start: in.clock + in.stall, Len: in.cycle - in.stall}
+			switch cat := in.cat; {
+			case matrix[in.id]:
+				w.span[pipeMatrix] = append(w.span[pipeMatrix], s)
+				w.span[pipeValu] = append(w.span[pipeValu], Span{Start: s.Start, Len: 3 * s.Len / 4})
+			case cat == wire.CatVALU:
+				w.span[pipeValu] = append(w.span[pipeValu], s)
+			case cat == wire.CatVMEM || cat == wire.CatFLAT || cat == wire.CatLDS:
+				w.span[pipeVmem] = append(w.span[pipeVmem], s)
+			case cat == wire.CatSMEM || cat == wire.CatSALU:
+				w.span[pipeScalar] = append(w.span[pipeScalar], s)
+			}
+		}
+		for p := range w.span {
+			w.pipes[p].ivs = coalesceTo(w.pipes[p].ivs, w.span[p])
 		}
 	}
 	return nil
 }
 
-var errSpool = errors.New("hidden-latency spool: corrupt block")
-
-// spoolReader reads sections of the spool back.
-type spoolReader struct {
-	a   *Analyzer
-	buf []byte
-}
-
-func (r *spoolReader) read(b block) ([]byte, error) {
-	if r.a.mem != nil {
-		m := r.a.mem.Bytes()
-		if b.off+int64(b.n) > int64(len(m)) {
-			return nil, errSpool
-		}
-		return m[b.off : b.off+int64(b.n)], nil
-	}
-	if cap(r.buf) < b.n {
-		r.buf = make([]byte, b.n)
-	}
-	r.buf = r.buf[:b.n]
-	n, err := r.a.file.ReadAt(r.buf, b.off)
-	if n < b.n {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, fmt.Errorf("hidden-latency spool: %w", err)
-	}
-	return r.buf, nil
-}
-
-// walk computes the spooled wave at the start of d (§8.2 item 6) and
-// consumes it.
-func (a *Analyzer) walk(d *dec, l *lists, sums, scopeSums []Latency, touched []bool) error {
-	begin := d.varint()
-	n := d.uvarint()
-	if d.bad {
-		return errSpool
-	}
+// walk computes the hidden latency of the instructions of one wave
+// (§8.2 item 6).
+func (w *walker) walk(begin int64, ins []inst, l *lists, scopeSums []Latency) {
+	matrix := w.a.matrix
 	last := begin
-	t := begin
-	for range n {
-		id := d.uvarint()
-		cat := wire.InstCategory(d.byte())
-		t += d.varint()
-		stall := int64(d.uvarint())
-		dur := d.varint()
-		if d.bad || id >= uint64(len(a.pcs)) {
-			return errSpool
-		}
-		clock := t
-		cycles := max(stall, dur)
+	for _, in := range ins {
+		id, cat := in.id, in.cat
+		clock, stall, cycles := in.clock, in.stall, in.cycle
 		var h Latency
 		switch {
-		case a.matrix[id]:
+		case matrix[id]:
 			v := ownWindow(l.own[pipeValu], last, clock, stall)
 			m := ownWindow(l.own[pipeMatrix], last, clock, stall)
 			if v.Total() > m.Total() {
@@ -630,55 +649,13 @@ func (a *Analyzer) walk(d *dec, l *lists, sums, scopeSums []Latency, touched []b
 		default:
 			h = Window(l.allOf, last, clock, stall, cycles)
 		}
-		sums[id].Add(h)
-		touched[id] = true
+		w.sums[id].Add(h)
+		w.touched[id] = true
 		if scopeSums != nil {
 			scopeSums[id].Add(h)
 		}
 		last = clock + cycles
 	}
-	if d.bad {
-		return errSpool
-	}
-	return nil
-}
-
-// dec decodes a spool block.
-type dec struct {
-	b   []byte
-	bad bool
-}
-
-func (d *dec) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad = true
-		d.b = nil
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *dec) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.bad = true
-		d.b = nil
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *dec) byte() byte {
-	if len(d.b) == 0 {
-		d.bad = true
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
 }
 
 // A Capture is the records of one shader engine that the analysis reads.

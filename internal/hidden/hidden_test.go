@@ -128,14 +128,19 @@ func TestMatrixPipes(t *testing.T) {
 	if err := a.AddWave(0, &w); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.stopWorker(); err != nil { // the wave is the worker's until then
+	wk := &walker{a: a}
+	if err := wk.read(a.scopes[0]); err != nil {
 		t.Fatal(err)
 	}
-	sc := a.scopes[0]
-	if got := sc.pipes[pipeMatrix].intervals(); !reflect.DeepEqual(got, []Interval{{20, 8}}) {
+	for _, b := range wk.parts {
+		if err := wk.busy(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := wk.pipes[pipeMatrix].intervals(); !reflect.DeepEqual(got, []Interval{{20, 8}}) {
 		t.Errorf("MATRIX %v, want [{20 8}]", got)
 	}
-	if got := sc.pipes[pipeValu].intervals(); !reflect.DeepEqual(got, []Interval{{18, 6}}) {
+	if got := wk.pipes[pipeValu].intervals(); !reflect.DeepEqual(got, []Interval{{18, 6}}) {
 		t.Errorf("VALU %v, want [{18 6}]", got)
 	}
 	if !IsMatrix("v_mfma_f32_32x32x8f16 a[0:15], v[0:1], v[2:3], 0") || !IsMatrix("v_wmma_f32_16x16x16_f16 v[0:7]") ||
@@ -381,12 +386,9 @@ func checkIntervals(a, b []Span, q []int64) string {
 	hi += q[2] + q[3] + 1
 	ba, bb := queueBitmap(a, lo, hi), queueBitmap(b, lo, hi)
 	ca, cb := Coalesce(slices.Clone(a)), Coalesce(slices.Clone(b))
-	var inc coalescer
+	inc := coalescer{every: 3}
 	for _, s := range a {
 		inc.add(s)
-		if len(inc.pend) == 3 {
-			inc.flush()
-		}
 	}
 	if got := inc.intervals(); !reflect.DeepEqual(nonEmpty(got), nonEmpty(ca)) || coveredOf(got) != coveredOf(ca) {
 		return fmt.Sprintf("incremental %v, at once %v", got, ca)
@@ -442,30 +444,30 @@ func coveredOf(ivs []Interval) int64 {
 	return n
 }
 
-// TestCoalescerAgrees: coalescing in steps (by waves, by buffers, groups
-// of another coalescer, with chunks of 1 to 3 intervals frozen and thawed)
-// gives what coalescing everything at once gives, zero-length intervals
-// included.
+// TestCoalescerAgrees: coalescing in steps (compacting every 1 to 3
+// spans or by the default, with intervals of another coalescer and whole
+// coalesced waves added) gives what coalescing everything at once gives,
+// zero-length intervals included.
 func TestCoalescerAgrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	thawed := 0
+	compactions := 0
 	for trial := range 300 {
 		var all []Span
 		var c, other coalescer
-		c.chunk = trial % 4 // 0: the default
+		c.every = trial % 4 // 0: the default
 		for range rng.IntN(40) {
 			s := Span{int64(rng.IntN(200)), int64(rng.IntN(9))}
 			all = append(all, s)
-			if rng.IntN(4) == 0 {
+			switch rng.IntN(4) {
+			case 0:
 				other.add(s)
-			} else {
+			case 1:
+				c.addIntervals(Coalesce([]Span{s}))
+			default:
+				done := c.done
 				c.add(s)
-			}
-			if rng.IntN(5) == 0 {
-				froz := len(c.frozen)
-				c.flush()
-				if len(c.frozen) < froz {
-					thawed++
+				if c.done != done {
+					compactions++
 				}
 			}
 		}
@@ -475,8 +477,8 @@ func TestCoalescerAgrees(t *testing.T) {
 			t.Fatalf("trial %d: in steps %v, at once %v (spans %v)", trial, got, want, all)
 		}
 	}
-	if thawed == 0 {
-		t.Error("no flush thawed a frozen chunk")
+	if compactions < 300 {
+		t.Errorf("%d compactions while adding: want many", compactions)
 	}
 }
 

@@ -281,135 +281,59 @@ func ownWindow(l *List, last, clock, stall int64) Latency {
 	return h
 }
 
-// coalescer coalesces spans as they come, keeping only the coalesced
-// intervals and a bounded buffer of pending spans. That gives the same
-// result as coalescing all spans at once, because coalescing is
-// compositional: in the sorted sweep, a coalesced interval (start S,
-// length L) behaves exactly as the spans it came from (all of them end up
-// in one accumulator whatever else is added, each other span starting in
+// coalescer coalesces spans as they come: it appends them and, whenever
+// the spans added since the last compaction are as many as the intervals
+// that compaction left (and at least a threshold), sorts everything and
+// coalesces it in place. That bounds its memory by about twice the
+// coalesced intervals, each span is sorted a bounded number of times
+// (the compactions' sizes at least double), and the result is that of
+// coalescing all spans at once, because coalescing is compositional: in
+// the sorted sweep, a coalesced interval (start S, length L) behaves
+// exactly as the spans it came from (all of them end up in one
+// accumulator whatever else is added, each other span starting in
 // [S, S+L] joins that accumulator either way, and every span starting
 // after S+L sees the same accumulated length). TestCoalescerAgrees checks
 // it against Coalesce.
-//
-// The intervals are kept in chunks: frozen chunks that no span added so
-// far reaches, then the active intervals, the only ones a flush merges
-// into (waves come roughly in time order, so a flush rarely reaches back
-// further). That way growing the storage copies only the active part.
 type coalescer struct {
-	frozen [][]Interval // coalesced so far, sorted, before groups
-	groups []Interval   // the active intervals, sorted
-	nFroz  int          // intervals in frozen
-	chunk  int          // intervals per frozen chunk (0: defaultChunk)
-	pend   []Span
-	tmp    []Span // radix sort buffer
+	ivs   []Interval // ivs[:done] coalesced and sorted, then the spans added since
+	done  int
+	every int        // the compaction threshold (0: defaultEvery; tests make it small)
+	tmp   []Interval // radix sort buffer
 }
 
-const defaultChunk = 16 << 10
-
-// radix sorts p by start, least significant 11-bit digit of start - min
-// first, in as many passes as the range of starts needs. It returns the
-// sorted spans, in p or in the coalescer's buffer.
-func (c *coalescer) radix(p []Span) []Span {
-	lo, hi := p[0].Start, p[0].Start
-	for _, s := range p {
-		lo, hi = min(lo, s.Start), max(hi, s.Start)
-	}
-	span := uint64(hi) - uint64(lo)
-	if len(p) < 256 {
-		slices.SortFunc(p, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
-		return p
-	}
-	c.tmp = slices.Grow(c.tmp[:0], len(p))[:len(p)]
-	src, dst := p, c.tmp
-	const bits = 11
-	var count [1 << bits]int
-	for shift := uint(0); shift < 64 && span>>shift != 0; shift += bits {
-		clear(count[:])
-		for _, s := range src {
-			count[(uint64(s.Start)-uint64(lo))>>shift&(1<<bits-1)]++
-		}
-		sum := 0
-		for i, n := range count {
-			count[i] = sum
-			sum += n
-		}
-		for _, s := range src {
-			d := (uint64(s.Start) - uint64(lo)) >> shift & (1<<bits - 1)
-			dst[count[d]] = s
-			count[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &p[0] {
-		c.tmp = p // keep both buffers
-		c.pend = src
-	}
-	return src
-}
+const defaultEvery = 4096
 
 func (c *coalescer) add(s Span) {
-	c.pend = append(c.pend, s)
-	if len(c.pend) >= max(4096, len(c.groups)/4) {
-		c.flush()
+	c.ivs = append(c.ivs, Interval{End: s.Start + s.Len, Len: s.Len})
+	if n := len(c.ivs) - c.done; n >= c.done && n >= cmp.Or(c.every, defaultEvery) {
+		c.compact()
 	}
 }
 
-// addAll adds the intervals of another coalescer (its intervals are spans
-// too, by compositionality).
+// addIntervals adds coalesced intervals (spans too, by compositionality)
+// without compacting: the caller asks for intervals once they are all in.
+func (c *coalescer) addIntervals(ivs []Interval) { c.ivs = append(c.ivs, ivs...) }
+
+// addAll adds the intervals of another coalescer.
 func (c *coalescer) addAll(o *coalescer) {
 	for _, iv := range o.intervals() {
 		c.add(Span{Start: iv.Start(), Len: iv.Len})
 	}
 }
 
-// flush sorts the pending spans, merges them into the intervals from the
-// back (in place) and coalesces the result in place.
-func (c *coalescer) flush() {
-	p := c.pend
-	if len(p) == 0 {
+// compact sorts the intervals by start (the order of equal starts does
+// not matter, see sortSpans) and coalesces them in place.
+func (c *coalescer) compact() {
+	if len(c.ivs) == 0 {
 		return
 	}
-	// Sorted runs of many waves: radix sort by start (the order of equal
-	// starts does not matter, see sortSpans).
-	p = c.radix(p)
-	// Thaw the frozen chunks the earliest pending span can reach (it
-	// joins an interval when it starts at or before that interval's end).
-	for len(c.frozen) > 0 {
-		f := c.frozen[len(c.frozen)-1]
-		if p[0].Start > f[len(f)-1].End {
-			break
-		}
-		c.frozen = c.frozen[:len(c.frozen)-1]
-		c.nFroz -= len(f)
-		c.groups = append(f[:len(f):len(f)], c.groups...)
-	}
-	n := len(c.groups)
-	g := c.groups
-	if cap(g) < n+len(p) {
-		// Grow by half as much again as needed: the next flushes then fit
-		// (a flush adds at most a quarter, see add) instead of copying
-		// every interval at each flush.
-		g = slices.Grow(g, len(p)+n/2)
-	}
-	g = g[:n+len(p)]
-	i, j := n-1, len(p)-1
-	for k := len(g) - 1; j >= 0; k-- {
-		if i >= 0 && (g[i].Start() > p[j].Start || g[i].Start() == p[j].Start && g[i].Len > p[j].Len) {
-			g[k] = g[i]
-			i--
-		} else {
-			g[k] = Interval{End: p[j].Start + p[j].Len, Len: p[j].Len}
-			j--
-		}
-	}
-	// Coalesce in place: out never overtakes the read position. The
-	// intervals before g[i] did not move and were coalesced already, and
-	// g[i] begins an accumulator of its own (it starts after the end of
-	// the one before), so the sweep starts there.
-	start := max(i, 0)
-	out := g[:start]
-	acc := Span{Start: g[start].Start()}
-	for _, iv := range g[start:] {
+	var g []Interval
+	g, c.tmp = radixStarts(c.ivs, c.tmp)
+	// In place: out never overtakes the read position (the first
+	// interval always joins the accumulator it begins).
+	out := g[:0]
+	acc := Span{Start: g[0].Start()}
+	for _, iv := range g {
 		if s := iv.Start(); s > acc.Start+acc.Len {
 			out = append(out, Interval{End: acc.Start + acc.Len, Len: acc.Len})
 			acc = Span{Start: s, Len: iv.Len}
@@ -417,37 +341,57 @@ func (c *coalescer) flush() {
 		}
 		acc.Len += iv.Len
 	}
-	c.groups = append(out, Interval{End: acc.Start + acc.Len, Len: acc.Len})
-	c.pend = c.pend[:0]
-	// Freeze the front into chunks of their own, keeping at least a
-	// chunk's worth active. Coalesced intervals leave a gap between each
-	// other, so a chunk boundary never splits what a later sweep would
-	// join.
-	size := c.chunk
-	if size <= 0 {
-		size = defaultChunk
-	}
-	if n := len(c.groups); n >= 2*size {
-		k := (n - size) / size * size
-		for i := 0; i < k; i += size {
-			c.frozen = append(c.frozen, slices.Clone(c.groups[i:i+size]))
-		}
-		c.nFroz += k
-		c.groups = c.groups[:copy(c.groups, c.groups[k:])]
-	}
+	c.ivs = append(out, Interval{End: acc.Start + acc.Len, Len: acc.Len})
+	c.done = len(c.ivs)
 }
 
-// intervals returns the coalesced intervals of every span added. The
-// coalescer keeps them: it must not be used afterwards.
+// intervals returns the coalesced intervals of everything added. The
+// slice is the coalescer's: it stays valid until the next add.
 func (c *coalescer) intervals() []Interval {
-	c.flush()
-	c.pend = nil
-	if len(c.frozen) > 0 {
-		all := make([]Interval, 0, c.nFroz+len(c.groups))
-		for _, f := range c.frozen {
-			all = append(all, f...)
-		}
-		c.groups, c.frozen, c.nFroz = append(all, c.groups...), nil, 0
+	if c.done < len(c.ivs) {
+		c.compact()
 	}
-	return c.groups
+	return c.ivs
+}
+
+// reset empties the coalescer, keeping its storage.
+func (c *coalescer) reset() { c.ivs, c.done = c.ivs[:0], 0 }
+
+// radixStarts sorts p by start, least significant 11-bit digit of
+// start - min first, in as many passes as the range of starts needs, with
+// buf as the other buffer. It returns the sorted intervals (in p's or
+// buf's storage) and the other buffer, to keep for the next sort.
+func radixStarts(p, buf []Interval) (sorted, spare []Interval) {
+	if len(p) < 256 {
+		slices.SortFunc(p, func(a, b Interval) int { return cmp.Compare(a.Start(), b.Start()) })
+		return p, buf
+	}
+	lo, hi := p[0].Start(), p[0].Start()
+	for _, iv := range p {
+		s := iv.Start()
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	span := uint64(hi) - uint64(lo)
+	buf = slices.Grow(buf[:0], len(p))[:len(p)]
+	src, dst := p, buf
+	const bits = 11
+	var count [1 << bits]int
+	for shift := uint(0); shift < 64 && span>>shift != 0; shift += bits {
+		clear(count[:])
+		for _, iv := range src {
+			count[(uint64(iv.Start())-uint64(lo))>>shift&(1<<bits-1)]++
+		}
+		sum := 0
+		for i, n := range count {
+			count[i] = sum
+			sum += n
+		}
+		for _, iv := range src {
+			d := (uint64(iv.Start()) - uint64(lo)) >> shift & (1<<bits - 1)
+			dst[count[d]] = iv
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	return src, dst
 }
