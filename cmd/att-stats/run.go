@@ -180,6 +180,14 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 				r := rd.Header().Trace.Run
 				seen[r] = true
 				cur = nil
+				if an != nil && se >= 0 {
+					// The part before is complete: its second pass can
+					// start while this one is read.
+					if err := an.EndSE(se); err != nil {
+						in.Close()
+						return nil, err
+					}
+				}
 				se++
 				if f.Run != nil && r != *f.Run {
 					continue

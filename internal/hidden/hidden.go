@@ -22,16 +22,17 @@
 // sections of 64 KiB per (shader engine, SIMD) scope, so each scope holds
 // at most that much unwritten. The Analyzer also keeps the other-SIMD
 // intervals of each shader engine, coalesced as they come, and one entry
-// per distinct PC. The second pass (Result) takes one scope at a time per
-// CPU: it reads the scope's sections back (about 8 bytes per instruction
-// of the scope), builds the scope's busy intervals per pipe from them
-// (16 bytes per interval, coalesced, so an unbroken run of busy cycles
-// costs one interval whatever the number of instructions in it), the
-// unions of the pipes (MATH, VECTOR, ALL) and their prefix sums, then
-// walks the waves again. So the memory of the analysis is that of the
-// largest scopes, one per CPU, not of the trace: about 25 MB per CPU for
-// the 100 MB benchmark trace of att-stats (8 million instructions in 12
-// scopes). Close removes the spool file.
+// per distinct PC. The second pass takes one scope at a time per CPU (a
+// shader engine's scopes from EndSE on, while the caller reads the next
+// one; the rest in Result). It reads the scope's sections back (about 8
+// bytes per instruction of the scope), builds the scope's busy intervals
+// per pipe from them (16 bytes per interval, coalesced, so an unbroken run
+// of busy cycles costs one interval whatever the number of instructions in
+// it), the unions of the pipes (MATH, VECTOR, ALL) and their prefix sums,
+// then walks the waves again. So the memory of the analysis is that of the
+// scopes being walked, one per CPU, not of the whole trace: about 40 MB per
+// CPU for the 100 MB benchmark trace of att-stats (8 million instructions
+// in 12 scopes). Close removes the spool file.
 //
 // The methods of an Analyzer must be called from one goroutine.
 package hidden
@@ -47,6 +48,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -125,6 +127,13 @@ type scope struct {
 	segs []block   // the scope's sections of the spool, in order
 	tail []byte    // the scope's waves not yet in a section
 	sums []Latency // per PC id, with Options.ByScope
+
+	// Set when the scope goes to the second pass: the other-SIMD
+	// intervals of its shader engine and the matrix flags of the PC
+	// numbers so far (the scope's waves use no others).
+	other  []Interval
+	matrix []bool
+	sent   bool
 }
 
 // A block is one section of the spool: whole waves of one scope, one
@@ -153,13 +162,23 @@ type Analyzer struct {
 	spoolOff int64 // bytes in sections so far
 	window   int   // bytes of a scope's waves per spool section (tests make it small)
 
+	ended map[int]bool // shader engines whose scopes went to the second pass
+
+	// The second pass: queue takes scopes to the walkers, which run from
+	// the first EndSE on (with more than one CPU) or from Result on.
+	queue   chan *scope
+	walkers []*walker
+	wg      sync.WaitGroup
+	cancel  atomic.Bool // Close without Result: walkers skip what is left
+
 	err  error
 	done bool
 }
 
 // New returns an empty Analyzer. Call Close when done with it.
 func New(opt Options) *Analyzer {
-	a := &Analyzer{opt: opt, byPC: map[wire.PC]uint32{}, byScope: map[Scope]int{}, other: map[int]*coalescer{}, window: 64 << 10}
+	a := &Analyzer{opt: opt, byPC: map[wire.PC]uint32{}, byScope: map[Scope]int{}, other: map[int]*coalescer{},
+		ended: map[int]bool{}, window: 64 << 10}
 	return a
 }
 
@@ -176,8 +195,15 @@ func (a *Analyzer) openSpool() error {
 	return nil
 }
 
-// Close removes the spool file.
+// Close stops the second pass, if Result did not run it to the end, and
+// removes the spool file.
 func (a *Analyzer) Close() error {
+	if a.queue != nil {
+		a.cancel.Store(true)
+		close(a.queue)
+		a.queue = nil
+		a.wg.Wait()
+	}
 	if a.file == nil {
 		return nil
 	}
@@ -228,6 +254,10 @@ func (a *Analyzer) AddWave(se int, w *wire.Wave) error {
 	}
 	if a.done {
 		return errors.New("hidden: AddWave after Result")
+	}
+	if a.ended[se] {
+		a.err = fmt.Errorf("hidden: AddWave of shader engine %d after EndSE", se)
+		return a.err
 	}
 	if a.err = a.openSpool(); a.err != nil {
 		return a.err
@@ -356,7 +386,15 @@ func decodeWave(b []byte, out []inst, n int) (begin int64, ins []inst, rest []by
 // AddOther adds other-SIMD records of the shader engine keyed se: each
 // with positive cycles is busy vector-memory time on every SIMD of that
 // shader engine (§8.2 item 1).
+//
+// After EndSE(se) it is an error, which AddWave and Result report.
 func (a *Analyzer) AddOther(se int, recs []wire.OtherSIMD) {
+	if a.ended[se] {
+		if a.err == nil {
+			a.err = fmt.Errorf("hidden: AddOther of shader engine %d after EndSE", se)
+		}
+		return
+	}
 	c := a.other[se]
 	if c == nil {
 		c = &coalescer{}
@@ -386,6 +424,68 @@ type lists struct {
 	math, vector, allOf *List
 }
 
+// EndSE tells that the shader engine keyed se gets no more waves or
+// other-SIMD records. With more than one CPU, the second pass of its
+// scopes starts then, on all CPUs but one, while the caller reads the
+// next shader engine's records; Result does the rest. Without EndSE,
+// Result does it all.
+func (a *Analyzer) EndSE(se int) error {
+	if a.err != nil {
+		return a.err
+	}
+	if a.done || a.ended[se] {
+		return nil
+	}
+	a.ended[se] = true
+	if runtime.GOMAXPROCS(0) == 1 {
+		return nil // Result walks every scope, on the one CPU
+	}
+	if a.spool != nil {
+		// The walkers read the sections from the file.
+		if err := a.spool.Flush(); err != nil {
+			a.err = fmt.Errorf("hidden-latency spool: %w", err)
+			return a.err
+		}
+	}
+	if a.queue == nil {
+		a.queue = make(chan *scope, 1024)
+		a.startWalkers(runtime.GOMAXPROCS(0) - 1)
+	}
+	a.send(se)
+	return nil
+}
+
+// send queues the scopes of the shader engine keyed se for the second
+// pass, with what they need of the Analyzer.
+func (a *Analyzer) send(se int) {
+	var other []Interval
+	if c := a.other[se]; c != nil {
+		other = c.intervals()
+	}
+	for _, sc := range a.scopes {
+		if sc.key.SE == se && !sc.sent {
+			sc.other, sc.matrix, sc.sent = other, a.matrix, true
+			a.queue <- sc
+		}
+	}
+}
+
+func (a *Analyzer) startWalkers(n int) {
+	for range n {
+		w := &walker{a: a}
+		a.walkers = append(a.walkers, w)
+		a.wg.Add(1)
+		go func(q chan *scope) {
+			defer a.wg.Done()
+			for sc := range q {
+				if w.err == nil && !a.cancel.Load() {
+					w.err = w.scope(sc)
+				}
+			}
+		}(a.queue)
+	}
+}
+
 // Result computes the hidden latency of everything added. It reads the
 // spool back one scope at a time per CPU, so that only those scopes'
 // intervals exist at once; the Analyzer takes no more input afterwards.
@@ -402,42 +502,27 @@ func (a *Analyzer) Result() (*Result, error) {
 			return nil, fmt.Errorf("hidden-latency spool: %w", err)
 		}
 	}
-	other := map[int][]Interval{}
-	for se, c := range a.other {
-		other[se] = c.intervals()
-	}
-	// Scopes are independent: walk them on every CPU, each worker with
+	// Scopes are independent: walk them on every CPU, each walker with
 	// its own sums and buffers, one scope at a time.
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(a.scopes)))
-	parts := make([]*walker, workers)
-	next := make(chan *scope)
-	var wg sync.WaitGroup
-	for i := range parts {
-		w := &walker{a: a, sums: make([]Latency, len(a.pcs)), touched: make([]bool, len(a.pcs))}
-		parts[i] = w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for sc := range next {
-				if w.err == nil {
-					w.err = w.scope(sc, other[sc.key.SE])
-				}
-			}
-		}()
+	if a.queue == nil {
+		a.queue = make(chan *scope, 1024)
 	}
-	for _, sc := range a.scopes {
-		next <- sc
+	if n := min(runtime.GOMAXPROCS(0), len(a.scopes)) - len(a.walkers); n > 0 || len(a.walkers) == 0 {
+		a.startWalkers(max(n, 1))
 	}
-	close(next)
-	wg.Wait()
-	sums, touched := parts[0].sums, parts[0].touched
-	for _, w := range parts {
+	for _, se := range a.seOrder {
+		a.send(se)
+	}
+	close(a.queue)
+	a.queue = nil
+	a.wg.Wait()
+	sums := make([]Latency, len(a.pcs))
+	touched := make([]bool, len(a.pcs))
+	for _, w := range a.walkers {
 		if w.err != nil {
 			return nil, w.err
 		}
-	}
-	for _, w := range parts[1:] {
-		for id := range sums {
+		for id := range w.sums {
 			sums[id].Add(w.sums[id])
 			touched[id] = touched[id] || w.touched[id]
 		}
@@ -461,9 +546,9 @@ func (a *Analyzer) Result() (*Result, error) {
 		res.ByScope = map[Scope]map[wire.PC]Latency{}
 		for _, sc := range a.scopes {
 			m := map[wire.PC]Latency{}
-			for id, pc := range a.pcs {
-				if sc.sums[id] != (Latency{}) && pc != (wire.PC{}) {
-					m[pc] = sc.sums[id]
+			for id, h := range sc.sums {
+				if pc := a.pcs[id]; h != (Latency{}) && pc != (wire.PC{}) {
+					m[pc] = h
 				}
 			}
 			res.ByScope[sc.key] = m
@@ -488,11 +573,13 @@ type walker struct {
 	span  [nPipes][]Span    // one wave's spans per pipe
 	pipes [nPipes]coalescer // the scope's intervals per pipe
 	ins   []inst            // one wave's instructions
+	union [3][]Interval     // the storage of MATH, VECTOR, ALL
+	lists [nPipes + 3]List  // the pipes', then the unions'
 }
 
 // scope computes the hidden latency of a scope (§8.2), other being the
 // other-SIMD intervals of its shader engine.
-func (w *walker) scope(sc *scope, other []Interval) error {
+func (w *walker) scope(sc *scope) error {
 	if err := w.read(sc); err != nil {
 		return err
 	}
@@ -501,35 +588,43 @@ func (w *walker) scope(sc *scope, other []Interval) error {
 		w.pipes[p].reset()
 	}
 	for _, b := range w.parts {
-		if err := w.busy(b); err != nil {
+		if err := w.busy(b, sc.matrix); err != nil {
 			return err
 		}
 	}
-	w.pipes[pipeVmem].addIntervals(other)
+	w.pipes[pipeVmem].addIntervals(sc.other)
 	var l lists
 	for p := range w.pipes {
 		iv[p] = w.pipes[p].intervals()
-		l.own[p] = NewList(iv[p])
+		w.lists[p].reset(iv[p])
+		l.own[p] = &w.lists[p]
 	}
-	math := Union(iv[pipeValu], iv[pipeMatrix])
-	vector := Union(math, iv[pipeVmem])
-	l.math = NewList(math)
-	l.vector = NewList(vector)
-	l.allOf = NewList(Union(vector, iv[pipeScalar]))
+	var math, vector, all []Interval
+	math, w.union[0] = unionTo(w.union[0], iv[pipeValu], iv[pipeMatrix])
+	vector, w.union[1] = unionTo(w.union[1], math, iv[pipeVmem])
+	all, w.union[2] = unionTo(w.union[2], vector, iv[pipeScalar])
+	for i, u := range [...][]Interval{math, vector, all} {
+		w.lists[nPipes+i].reset(u)
+	}
+	l.math, l.vector, l.allOf = &w.lists[nPipes], &w.lists[nPipes+1], &w.lists[nPipes+2]
+	if n := len(sc.matrix); len(w.sums) < n {
+		w.sums = append(w.sums, make([]Latency, n-len(w.sums))...)
+		w.touched = append(w.touched, make([]bool, n-len(w.touched))...)
+	}
 	if w.a.opt.ByScope {
-		sc.sums = make([]Latency, len(w.a.pcs))
+		sc.sums = make([]Latency, len(sc.matrix))
 	}
 	for _, b := range w.parts {
 		for len(b) > 0 {
 			var begin int64
 			var err error
-			if begin, w.ins, b, err = decodeWave(b, w.ins, len(w.a.matrix)); err != nil {
+			if begin, w.ins, b, err = decodeWave(b, w.ins, len(sc.matrix)); err != nil {
 				return err
 			}
-			w.walk(begin, w.ins, &l, sc.sums)
+			w.walk(begin, w.ins, sc.matrix, &l, sc.sums)
 		}
 	}
-	sc.segs, sc.tail, w.parts = nil, nil, w.parts[:0]
+	sc.segs, sc.tail, sc.other, sc.matrix, w.parts = nil, nil, nil, nil, w.parts[:0]
 	return nil
 }
 
@@ -573,8 +668,7 @@ func (w *walker) read(sc *scope) error {
 // instruction's also to VALU for three quarters of its cycles. Coalescing
 // each wave's spans first is exact (coalescing is compositional, see
 // coalescer) and leaves few intervals to sort.
-func (w *walker) busy(b []byte) error {
-	matrix := w.a.matrix
+func (w *walker) busy(b []byte, matrix []bool) error {
 	for len(b) > 0 {
 		var err error
 		if _, w.ins, b, err = decodeWave(b, w.ins, len(matrix)); err != nil {
@@ -606,8 +700,7 @@ func (w *walker) busy(b []byte) error {
 
 // walk computes the hidden latency of the instructions of one wave
 // (§8.2 item 6).
-func (w *walker) walk(begin int64, ins []inst, l *lists, scopeSums []Latency) {
-	matrix := w.a.matrix
+func (w *walker) walk(begin int64, ins []inst, matrix []bool, l *lists, scopeSums []Latency) {
 	last := begin
 	for _, in := range ins {
 		id, cat := in.id, in.cat
@@ -676,6 +769,9 @@ func Analyze(ses []Capture, matrix func(wire.PC) bool) (*Result, error) {
 			if err := a.AddWave(se, &ses[se].Waves[i]); err != nil {
 				return nil, err
 			}
+		}
+		if err := a.EndSE(se); err != nil {
+			return nil, err
 		}
 	}
 	return a.Result()

@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -133,7 +135,7 @@ func TestMatrixPipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range wk.parts {
-		if err := wk.busy(b); err != nil {
+		if err := wk.busy(b, a.matrix); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -632,5 +634,84 @@ func TestCoalescerRadix(t *testing.T) {
 		if got, want := c.intervals(), Coalesce(all); !reflect.DeepEqual(got, want) {
 			t.Errorf("spread %d: %d intervals in steps, %d at once", spread, len(got), len(want))
 		}
+	}
+}
+
+// TestEndSE: ending shader engines as they complete (the second pass then
+// runs while later ones are added) gives the results of ending none, on
+// one CPU and on several; adding to an ended shader engine is an error;
+// Close without Result stops the second pass and removes the spool.
+func TestEndSE(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	ses := randomCaptures(rng, 4, 3, 200, 30)
+	run := func(end bool) *Result {
+		a := New(Options{Matrix: randomMatrix, ByScope: true, SpoolDir: t.TempDir()})
+		a.window = 2048
+		defer a.Close()
+		for se := range ses {
+			a.AddOther(se, ses[se].Other)
+			for i := range ses[se].Waves {
+				if err := a.AddWave(se, &ses[se].Waves[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if end {
+				if err := a.EndSE(se); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		r, err := a.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	want := run(false)
+	if len(want.ByPC) == 0 || len(want.Scopes) < 8 {
+		t.Fatalf("%d PCs, %d scopes: want a real test", len(want.ByPC), len(want.Scopes))
+	}
+	for _, procs := range []int{1, 2, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		got := run(true)
+		runtime.GOMAXPROCS(old)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("GOMAXPROCS %d: ending each shader engine changes the result", procs)
+		}
+	}
+
+	a := New(Options{Matrix: randomMatrix, InMemory: true})
+	defer a.Close()
+	if err := a.AddWave(0, &ses[0].Waves[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EndSE(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AddWave(0, &ses[0].Waves[1]); err == nil || !strings.Contains(err.Error(), "after EndSE") {
+		t.Errorf("AddWave after EndSE: %v", err)
+	}
+	if _, err := a.Result(); err == nil {
+		t.Error("Result after a failed AddWave: no error")
+	}
+
+	dir := t.TempDir()
+	b := New(Options{Matrix: randomMatrix, SpoolDir: dir})
+	b.window = 1024
+	for se := range ses {
+		for i := range ses[se].Waves {
+			if err := b.AddWave(se, &ses[se].Waves[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.EndSE(se); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("spool left behind: %v", ents)
 	}
 }

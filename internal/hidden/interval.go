@@ -2,6 +2,7 @@ package hidden
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 )
 
@@ -88,15 +89,23 @@ func cmpSpan(a, b Span) int {
 // interval when the next one starts at or before its end (touching
 // intervals merge).
 func Union(a, b []Interval) []Interval {
+	u, _ := unionTo(nil, a, b)
+	return u
+}
+
+// unionTo is Union in buf's storage (buf's contents are lost) unless it
+// returns a or b itself. It returns the union and the buffer to keep for
+// the next union, which must not be a or b.
+func unionTo(buf, a, b []Interval) (u, spare []Interval) {
 	// One empty side: the other, unless it holds an empty interval to
 	// skip (coalesced intervals never touch, so nothing else changes).
 	if len(b) == 0 && !hasEmpty(a) {
-		return a
+		return a, buf
 	}
 	if len(a) == 0 && !hasEmpty(b) {
-		return b
+		return b, buf
 	}
-	out := make([]Interval, 0, len(a)+len(b))
+	out := slices.Grow(buf[:0], len(a)+len(b))
 	add := func(iv Interval) {
 		if iv.Len <= 0 {
 			return
@@ -128,7 +137,7 @@ func Union(a, b []Interval) []Interval {
 	for ; j < len(b); j++ {
 		add(b[j])
 	}
-	return out
+	return out, out
 }
 
 func hasEmpty(ivs []Interval) bool {
@@ -157,11 +166,18 @@ type List struct {
 // NewList returns the list of ivs, which must be sorted and disjoint (what
 // Coalesce and Union return). It keeps ivs.
 func NewList(ivs []Interval) *List {
-	l := &List{ivs: ivs, before: make([]int64, len(ivs)+1)}
+	l := &List{}
+	l.reset(ivs)
+	return l
+}
+
+// reset makes l the list of ivs, reusing its storage.
+func (l *List) reset(ivs []Interval) {
+	*l = List{ivs: ivs, before: slices.Grow(l.before[:0], len(ivs)+1)[:len(ivs)+1]}
+	l.before[0] = 0
 	for i, iv := range ivs {
 		l.before[i+1] = l.before[i] + iv.Len
 	}
-	return l
 }
 
 // Len returns the number of intervals.
@@ -357,10 +373,11 @@ func (c *coalescer) intervals() []Interval {
 // reset empties the coalescer, keeping its storage.
 func (c *coalescer) reset() { c.ivs, c.done = c.ivs[:0], 0 }
 
-// radixStarts sorts p by start, least significant 11-bit digit of
-// start - min first, in as many passes as the range of starts needs, with
-// buf as the other buffer. It returns the sorted intervals (in p's or
-// buf's storage) and the other buffer, to keep for the next sort.
+// radixStarts sorts p by start, least significant digit of start - min
+// first, in as few passes of at most 13 bits as the range of starts needs
+// (two for a range below 2^26 cycles), with buf as the other buffer. It
+// returns the sorted intervals (in p's or buf's storage) and the other
+// buffer, to keep for the next sort.
 func radixStarts(p, buf []Interval) (sorted, spare []Interval) {
 	if len(p) < 256 {
 		slices.SortFunc(p, func(a, b Interval) int { return cmp.Compare(a.Start(), b.Start()) })
@@ -371,15 +388,21 @@ func radixStarts(p, buf []Interval) (sorted, spare []Interval) {
 		s := iv.Start()
 		lo, hi = min(lo, s), max(hi, s)
 	}
-	span := uint64(hi) - uint64(lo)
+	width := uint(bits.Len64(uint64(hi) - uint64(lo)))
+	if width == 0 {
+		return p, buf
+	}
+	const maxDigit = 13
+	passes := (width + maxDigit - 1) / maxDigit
+	digit := (width + passes - 1) / passes
+	mask := uint64(1)<<digit - 1
 	buf = slices.Grow(buf[:0], len(p))[:len(p)]
 	src, dst := p, buf
-	const bits = 11
-	var count [1 << bits]int
-	for shift := uint(0); shift < 64 && span>>shift != 0; shift += bits {
-		clear(count[:])
+	count := make([]int, 1<<digit)
+	for shift := uint(0); shift < width; shift += digit {
+		clear(count)
 		for _, iv := range src {
-			count[(uint64(iv.Start())-uint64(lo))>>shift&(1<<bits-1)]++
+			count[(uint64(iv.Start())-uint64(lo))>>shift&mask]++
 		}
 		sum := 0
 		for i, n := range count {
@@ -387,7 +410,7 @@ func radixStarts(p, buf []Interval) (sorted, spare []Interval) {
 			sum += n
 		}
 		for _, iv := range src {
-			d := (uint64(iv.Start()) - uint64(lo)) >> shift & (1<<bits - 1)
+			d := (uint64(iv.Start()) - uint64(lo)) >> shift & mask
 			dst[count[d]] = iv
 			count[d]++
 		}
