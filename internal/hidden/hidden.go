@@ -348,14 +348,14 @@ func decodeWave(b []byte, out []inst, n int) (begin int64, ins []inst, rest []by
 	if count > uint64(len(b))/8 {
 		return 0, nil, nil, errSpool
 	}
-	ins = out[:0]
+	ins = slices.Grow(out[:0], int(count))[:count]
 	t := begin
-	for range count {
+	for k := range ins {
 		if len(b) < 8 {
 			return 0, nil, nil, errSpool
 		}
 		x := binary.LittleEndian.Uint64(b)
-		var in inst
+		in := &ins[k]
 		var stall, dur int64
 		if x&15 != wideInst {
 			in.id = uint32(x >> 4 & (1<<20 - 1))
@@ -378,7 +378,6 @@ func decodeWave(b []byte, out []inst, n int) (begin int64, ins []inst, rest []by
 			return 0, nil, nil, errSpool
 		}
 		in.clock, in.stall, in.cycle = t, stall, max(stall, dur)
-		ins = append(ins, in)
 	}
 	return begin, ins, b, nil
 }
@@ -517,19 +516,19 @@ func (a *Analyzer) Result() (*Result, error) {
 	a.queue = nil
 	a.wg.Wait()
 	sums := make([]Latency, len(a.pcs))
-	touched := make([]bool, len(a.pcs))
 	for _, w := range a.walkers {
 		if w.err != nil {
 			return nil, w.err
 		}
 		for id := range w.sums {
 			sums[id].Add(w.sums[id])
-			touched[id] = touched[id] || w.touched[id]
 		}
 	}
+	// Every PC number is of an instruction of a wave, and every wave was
+	// walked.
 	res := &Result{ByPC: map[wire.PC]Latency{}}
 	for id, pc := range a.pcs {
-		if touched[id] && pc != (wire.PC{}) {
+		if pc != (wire.PC{}) {
 			res.ByPC[pc] = sums[id]
 		}
 	}
@@ -563,10 +562,9 @@ var errSpool = errors.New("hidden-latency spool: corrupt block")
 // scope's spooled waves, builds the scope's intervals from them, then
 // walks them again. Its buffers serve scope after scope.
 type walker struct {
-	a       *Analyzer
-	sums    []Latency
-	touched []bool
-	err     error
+	a    *Analyzer
+	sums []Latency
+	err  error
 
 	buf   []byte            // the scope's sections read from the spool file
 	parts [][]byte          // the scope's spooled waves, section by section
@@ -609,7 +607,6 @@ func (w *walker) scope(sc *scope) error {
 	l.math, l.vector, l.allOf = &w.lists[nPipes], &w.lists[nPipes+1], &w.lists[nPipes+2]
 	if n := len(sc.matrix); len(w.sums) < n {
 		w.sums = append(w.sums, make([]Latency, n-len(w.sums))...)
-		w.touched = append(w.touched, make([]bool, n-len(w.touched))...)
 	}
 	if w.a.opt.ByScope {
 		sc.sums = make([]Latency, len(sc.matrix))
@@ -743,7 +740,6 @@ func (w *walker) walk(begin int64, ins []inst, matrix []bool, l *lists, scopeSum
 			h = Window(l.allOf, last, clock, stall, cycles)
 		}
 		w.sums[id].Add(h)
-		w.touched[id] = true
 		if scopeSums != nil {
 			scopeSums[id].Add(h)
 		}

@@ -244,6 +244,33 @@ func searchEnd(ivs []Interval, c int64) int {
 	return lo
 }
 
+// next is Covered for a clock at or after the last query's, which it
+// finds by stepping forward from that query's interval: the queries of
+// one window come in ascending order, mostly in the same interval or the
+// next.
+func (l *List) next(c int64) int64 {
+	if !l.haveLast || c < l.lastC {
+		return l.Covered(c)
+	}
+	ivs := l.ivs
+	i := l.cur // the first interval ending after lastC
+	for k := 0; i < len(ivs) && ivs[i].End <= c; k++ {
+		if k == 4 {
+			return l.Covered(c)
+		}
+		i++
+	}
+	l.cur = i
+	sum := l.before[i]
+	if i < len(ivs) {
+		if s := ivs[i].Start(); s < c {
+			sum += c - s
+		}
+	}
+	l.lastC, l.lastV = c, sum
+	return sum
+}
+
 // Window is §8.2 item 5: the cycles of l that hide an instruction's idle
 // time (from last to clock), its stall (from clock to clock+stall) and its
 // issue (from clock+stall to clock+cycles). A nil or empty list hides
@@ -253,12 +280,15 @@ func Window(l *List, last, clock, stall, cycles int64) Latency {
 	if l == nil || len(l.ivs) == 0 {
 		return h
 	}
+	// The queries in ascending order: last, clock, clock+stall,
+	// clock+cycles (next falls back to Covered when they are not).
 	var atClock int64
 	haveClock := false
 	if clock > last {
-		atClock = l.Covered(clock)
+		atLast := l.Covered(last)
+		atClock = l.next(clock)
 		haveClock = true
-		h.Idle = atClock - l.Covered(last)
+		h.Idle = atClock - atLast
 	}
 	if stall > 0 || cycles > stall {
 		if !haveClock {
@@ -266,11 +296,11 @@ func Window(l *List, last, clock, stall, cycles int64) Latency {
 		}
 		atStall := atClock
 		if stall > 0 {
-			atStall = l.Covered(clock + stall)
+			atStall = l.next(clock + stall)
 			h.Stall = atStall - atClock
 		}
 		if cycles > stall {
-			h.Issue = l.Covered(clock+cycles) - atStall
+			h.Issue = l.next(clock+cycles) - atStall
 		}
 	}
 	return h
@@ -287,12 +317,16 @@ func ownWindow(l *List, last, clock, stall int64) Latency {
 	if clock <= last && stall <= 0 {
 		return h
 	}
-	atClock := l.Covered(clock)
+	var atClock int64
 	if clock > last {
-		h.Idle = atClock - l.Covered(last)
+		atLast := l.Covered(last)
+		atClock = l.next(clock)
+		h.Idle = atClock - atLast
+	} else {
+		atClock = l.Covered(clock)
 	}
 	if stall > 0 {
-		h.Stall = l.Covered(clock+stall) - atClock
+		h.Stall = l.next(clock+stall) - atClock
 	}
 	return h
 }
