@@ -147,6 +147,7 @@ func readStream(env *cli.Env, path string, w *rcv.Writer, run *int) error {
 	}
 	defer in.Close()
 	rd := wire.NewReader(in, name)
+	rd.SetMaxBatch(rcv.MaxBatch)
 	for rd.Scan() {
 		switch rd.Kind() {
 		case wire.KindHeader:

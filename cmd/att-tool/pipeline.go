@@ -620,6 +620,7 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 		}
 		if rd == nil {
 			rd = wire.NewReader(bufio.NewReaderSize(in, 256<<10), tk.t.Path)
+			rd.SetMaxBatch(rcv.MaxBatch)
 		} else {
 			rd.Reset(bufio.NewReaderSize(in, 256<<10), tk.t.Path)
 		}

@@ -163,8 +163,16 @@ func (w *Writer) BeginTrace(h *wire.Header) error {
 
 var errNoTrace = errors.New("rcv: records before the first trace header")
 
+// MaxBatch is the batch size readers of a record stream for a Writer cut
+// larger batches to (wire.Reader.SetMaxBatch): what AddBatch writes does
+// not depend on where batches end, and a decoder delivers some record
+// types of a whole trace in one batch, so that bound is what keeps the
+// memory of att-rcv the same for any size of trace.
+const MaxBatch = 1024
+
 // AddBatch adds the records of one batch to the current trace. Wave files
-// are written at once; b is not retained.
+// are written at once; b is not retained. What it writes does not depend
+// on where batches end (see MaxBatch).
 func (w *Writer) AddBatch(b *wire.Batch) error {
 	t := w.cur
 	if t == nil {

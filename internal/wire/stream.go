@@ -389,7 +389,20 @@ type Reader struct {
 	err    error
 	sawHdr bool
 	js     jsonState
+
+	maxBatch int        // SetMaxBatch's bound; 0: none
+	left     int        // records of the current batch not yet returned
+	leftType RecordType // the type of those records
 }
+
+// SetMaxBatch makes Scan return a batch of more than n records in pieces
+// of at most n, in order, each a Batch of the batch's type; n <= 0 returns
+// every batch whole (the default). A consumer that does not depend on
+// where batches end then holds at most n records at a time, however large
+// the producer's batches are: a decoder delivers the perf counters or the
+// realtime samples of a whole trace as one batch. Batches the stream
+// delivers whole (GFXIP, RT_FREQUENCY, unknown types) are not cut.
+func (rd *Reader) SetMaxBatch(n int) { rd.maxBatch = max(n, 0) }
 
 // NewReader returns a Reader that reads r; name is used in error messages.
 func NewReader(r io.Reader, name string) *Reader {
@@ -408,7 +421,7 @@ func (rd *Reader) Reset(r io.Reader, name string) {
 	}
 	buf := rd.m.buf
 	*rd = Reader{name: name, m: mpReader{br: br, buf: buf[:0]}, batch: rd.batch, part: -1,
-		js: jsonState{buf: rd.js.buf[:0]}}
+		js: jsonState{buf: rd.js.buf[:0]}, maxBatch: rd.maxBatch}
 }
 
 // Scan reads the next header or batch. It returns false at the end of the
@@ -421,6 +434,11 @@ func (rd *Reader) Scan() bool {
 		return rd.scanJSON()
 	}
 	m := &rd.m
+	if rd.left > 0 {
+		rd.batch.Reset(rd.leftType)
+		rd.readRecords(rd.leftType, rd.left)
+		return rd.endBatch()
+	}
 	c, err := m.br.ReadByte()
 	if err == io.EOF {
 		if !rd.sawHdr {
@@ -445,7 +463,12 @@ func (rd *Reader) Scan() bool {
 		return false
 	}
 	rd.readBatch()
-	if m.err != nil {
+	return rd.endBatch()
+}
+
+// endBatch ends a Scan that read (part of) a batch.
+func (rd *Reader) endBatch() bool {
+	if m := &rd.m; m.err != nil {
 		rd.err = &FormatError{Name: rd.name, Offset: m.off, Err: m.err}
 		return false
 	}
@@ -541,7 +564,18 @@ func (rd *Reader) readBatch() {
 		}
 		return
 	}
-	n := m.arrayLen()
+	rd.readRecords(t, m.arrayLen())
+}
+
+// readRecords reads n records of type t into rd.batch, or SetMaxBatch's
+// bound of them, leaving the rest for the next Scan.
+func (rd *Reader) readRecords(t RecordType, n int) {
+	m := &rd.m
+	b := &rd.batch
+	rd.left, rd.leftType = 0, t
+	if rd.maxBatch > 0 && n > rd.maxBatch {
+		rd.left, n = n-rd.maxBatch, rd.maxBatch
+	}
 	for i := 0; i < n && m.err == nil; i++ {
 		switch t {
 		case TypeInfo:

@@ -3,10 +3,12 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -329,6 +331,16 @@ func FuzzReader(f *testing.F) {
 			n++
 		}
 		_ = rd.Err()
+		// Cut into pieces of 3, the same records (those of a batch that
+		// fails part-way may come before the error) and the same error.
+		whole, _, werr := recordsRead(t, data, 0)
+		cut, _, cerr := recordsRead(t, data, 3)
+		if (werr == nil) != (cerr == nil) {
+			t.Fatalf("error whole %v, in pieces %v", werr, cerr)
+		}
+		if werr == nil && !slices.Equal(whole, cut) || len(cut) < len(whole) || !slices.Equal(cut[:len(whole)], whole) {
+			t.Fatalf("records in pieces of 3 differ from the whole batches'")
+		}
 	})
 }
 
@@ -445,4 +457,102 @@ func projectRecord(b *Batch, i int) []byte {
 	var j JSONWriter
 	h := sampleHeader()
 	return j.AppendRecord(nil, &h, b, i)
+}
+
+// records lists every record a Reader with SetMaxBatch(n) returns, as
+// "type: JSON projection" lines, with the size of each batch returned.
+func recordsRead(t testing.TB, data []byte, n int) (recs []string, sizes []int, err error) {
+	rd := NewReader(bytes.NewReader(data), "test")
+	rd.SetMaxBatch(n)
+	for rd.Scan() {
+		if rd.Kind() != KindBatch {
+			recs = append(recs, fmt.Sprintf("header %+v", *rd.Header()))
+			continue
+		}
+		b := rd.Batch()
+		if !b.Type.Known() {
+			sizes = append(sizes, -b.Len()) // not cut: told apart
+		} else {
+			sizes = append(sizes, b.Len())
+		}
+		for i := 0; i < b.Len(); i++ {
+			recs = append(recs, fmt.Sprintf("%v: %s", b.Type, projectRecord(b, i)))
+		}
+	}
+	return recs, sizes, rd.Err()
+}
+
+// TestMaxBatch checks that SetMaxBatch cuts every batch of more than n
+// records into ceil(len/n) pieces of at most n, in order, so that the
+// records read are the same as without it; and that a batch cut short by
+// the end of the input is still an error.
+func TestMaxBatch(t *testing.T) {
+	in := sampleBatches()
+	for i := range in { // 7 records in every record-array batch
+		b := &in[i]
+		for k := 1; k < 7 && b.Type.Known() && b.Type != TypeGFXIP && b.Type != TypeRTFrequency; k++ {
+			switch b.Type {
+			case TypeInfo:
+				b.Info = append(b.Info, Info(k))
+			case TypeOccupancy:
+				b.Occupancy = append(b.Occupancy, Occupancy{Time: uint64(k)})
+			case TypePerfEvent:
+				b.PerfEvents = append(b.PerfEvents, PerfEvent{Time: int64(k)})
+			case TypeWave:
+				b.Waves = append(b.Waves, Wave{BeginTime: int64(k), Instructions: []Instruction{{Time: int64(k)}}})
+			case TypeEvent:
+				b.Events = append(b.Events, Event{Time: int64(k)})
+			case TypeShaderData:
+				b.ShaderData = append(b.ShaderData, ShaderData{Time: int64(k)})
+			case TypeRealtime:
+				b.Realtime = append(b.Realtime, Realtime{ShaderClock: int64(k)})
+			case TypeInstOtherSIMD:
+				b.OtherSIMD = append(b.OtherSIMD, OtherSIMD{Time: int64(k)})
+			case TypeDispatch:
+				b.Dispatches = append(b.Dispatches, Dispatch{Time: int64(k)})
+			case TypeMarker:
+				b.Markers = append(b.Markers, Marker{MarkerID: uint32(k)})
+			}
+		}
+	}
+	data := encodeStream(t, sampleHeader(), in)
+	// Twice, to check that Reset keeps the bound and a cut batch's rest
+	// does not carry over.
+	data = append(data, data...)
+	whole, wholeSizes, err := recordsRead(t, data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wholeSizes) != 2*len(in) {
+		t.Fatalf("%d batches read whole, want %d", len(wholeSizes), 2*len(in))
+	}
+	for _, n := range []int{1, 2, 3, 6, 7, 8} {
+		got, sizes, err := recordsRead(t, data, n)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if !slices.Equal(got, whole) {
+			t.Errorf("n=%d: records differ from the whole batches':\n%s", n, testutil.FirstDiff([]byte(strings.Join(got, "\n")), []byte(strings.Join(whole, "\n"))))
+		}
+		var want []int
+		for _, s := range wholeSizes {
+			if s <= n { // an unknown type's batch (s < 0) included
+				want = append(want, s)
+				continue
+			}
+			for left := s; left > 0; left -= n {
+				want = append(want, min(left, n))
+			}
+		}
+		if !slices.Equal(sizes, want) {
+			t.Errorf("n=%d: batch sizes %v, want %v", n, sizes, want)
+		}
+	}
+	// Truncated inside the rest of a cut batch: an error, not a short batch
+	// taken for the end.
+	cut := encodeStream(t, sampleHeader(), in[4:5]) // the 7 waves
+	cut = cut[:len(cut)-3]
+	if _, _, err := recordsRead(t, cut, 2); err == nil {
+		t.Error("truncated stream read with SetMaxBatch(2): no error")
+	}
 }

@@ -4,7 +4,9 @@
 // events), decodes them with the native decoder, and runs att-rcv on each
 // record stream, reporting wall time and peak RSS. Goal: the peak RSS of
 // the largest within 10% of the smallest's (att-rcv keeps what grows with
-// the trace in a spool file); it exits 1 when that does not hold.
+// the trace in a spool file, and reads the decoder's batches, some as large
+// as the trace, in pieces of rcv.MaxBatch records); it exits 1 when that
+// does not hold.
 //
 // Usage:
 //
