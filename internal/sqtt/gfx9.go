@@ -538,64 +538,40 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 	return g.occFull(true)
 }
 
-// programEnd016 is what AMD's 0.1.6 library makes of a wave whose last
-// entry is an OTHER_MSG it would otherwise drop: the message a gfx950 wave
-// ends with (s_endpgm issues as an INST of type OTHER_MSG at the WAVE_END
-// time; real trace gfx950_gemm_0, every shader engine). The entry becomes a
-// MESSAGE placed like an IMMED issued at the message's time (from the end of
-// the instruction before it, 4 cycles past its issue) with no stall, and
-// the timeline is cut back to where it starts and waits through it
-// (sqtt-format.md 2.2.4, "OTHER_MSG on real hardware"). Only a message
-// issued later than the instruction before it is kept so; the only entry
-// of a wave, or one issued at the same time as the one before it, is
-// dropped.
+// programEnd016 is what AMD's 0.1.6 library makes, at the WAVE_END, of
+// the last OTHER_MSG a wave resolved (which 0.1.6 deleted from the list at
+// its INST token): the message a gfx950 wave ends with (s_endpgm issues as
+// an INST of type OTHER_MSG at the WAVE_END time; real trace gfx950_gemm_0,
+// every shader engine). It comes back as a MESSAGE after the wave's last
+// entry when it issued (at T) later than that entry, placed like an IMMED
+// from the end p of that entry, untrimmed: {p, MESSAGE, T + 4 - p, 0},
+// which lasts less than 4 cycles, or a negative time, when the entry ends
+// after T (an instruction after the message that took a stall from before
+// it). When the last ISSUE stall not consumed by an instruction started
+// before T but not before p, the message takes it instead: {s, MESSAGE,
+// T + 4 - s, stall T - s}. Either way the last timeline segment loses
+// T - start (and grows when that is negative) and the timeline then
+// waits (or stalls) through the message (sqtt-format.md 2.2.4, "OTHER_MSG
+// on real hardware"; A.4 item 8.8). A wave whose only entry was the
+// message, or whose last entry issued no earlier, drops it.
 func (w *wave) programEnd016() {
 	n := len(w.insts)
-	if n == 0 || uint8(w.insts[n-1].Category) != catDropped016 {
+	if !w.msg016 || n == 0 || w.insts[n-1].Time >= w.msgTime {
 		return
 	}
-	I := &w.insts[n-1]
-	if n == 1 || w.insts[n-2].Time >= I.Time {
-		// Not after an instruction issued earlier: dropped like any
-		// other OTHER_MSG.
-		return
+	T, p := w.msgTime, end(&w.insts[n-1])
+	I := wire.Instruction{Time: p, Category: wire.CatMessage}
+	state := wire.StateWait
+	if k := len(w.stallStarts); w.stallHead < k && w.stallStarts[k-1] >= p && w.stallStarts[k-1] < T {
+		I.Time, I.Stall, state = w.stallStarts[k-1], uint32(T-w.stallStarts[k-1]), wire.StateStall
 	}
-	if s, ok := w.takeStall(I.Time, end(&w.insts[n-2])); ok {
-		// Issued after a stall the message did not consume: it gets the
-		// stall as an instruction would, from the stall's start (or the
-		// end of the instruction before it), and the timeline stalls
-		// through it (A.4 item 8.8).
-		c := I.Time + 4 - s
-		if w.stateStart > s {
-			w.cutTimeline(w.stateStart - s)
-			w.stateStart = s
-		}
-		I.Time, I.Category, I.Duration, I.Stall = s, wire.CatMessage, int32(c), uint32(c-4)
-		w.timeline = append(w.timeline, wire.WaveState{Type: wire.StateStall, Duration: int32(c)})
-		w.stateStart = s + c
-		return
+	I.Duration = int32(T + 4 - I.Time)
+	w.insts = append(w.insts, I)
+	if k := len(w.timeline); k > 0 {
+		w.timeline[k-1].Duration -= int32(T - I.Time)
 	}
-	ti, c := immedSpan(w.insts[:n-1], I.Time)
-	if w.stateStart > ti {
-		w.cutTimeline(w.stateStart - ti)
-		w.stateStart = ti
-	}
-	I.Time, I.Category, I.Duration, I.Stall = ti, wire.CatMessage, int32(c), 0
-	w.waitFrom(ti, c)
-}
-
-// cutTimeline removes the last d cycles of the timeline; a segment it
-// empties stays, with duration 0, as 0.1.6 keeps it (A.4 item 8.8).
-func (w *wave) cutTimeline(d int64) {
-	for d > 0 && len(w.timeline) > 0 {
-		last := &w.timeline[len(w.timeline)-1]
-		if int64(last.Duration) >= d {
-			last.Duration -= int32(d)
-			break
-		}
-		d -= int64(last.Duration)
-		w.timeline = w.timeline[:len(w.timeline)-1]
-	}
+	w.timeline = append(w.timeline, wire.WaveState{Type: state, Duration: I.Duration})
+	w.curState, w.stateStart = wire.StateExec, end(&I)
 }
 
 // immedSpan is where an IMMED issued at t lies (2.2.6, ISSUE status 3):
@@ -666,6 +642,11 @@ func (g *gfx9) issue(v uint64, t int64) {
 		switch status {
 		case 3: // IMMED
 			ti, c := immedSpan(w.insts, t)
+			if w.msg016 && ti < w.msgTime {
+				// 0.1.6: not before the last OTHER_MSG it deleted
+				// (A.4 item 8.3).
+				ti, c = w.msgTime, 4+t-w.msgTime
+			}
 			w.insts = append(w.insts, wire.Instruction{Time: ti, Category: wire.CatImmed,
 				Duration: int32(c), Stall: uint32(c)})
 			w.waitFrom(ti, c)
@@ -727,9 +708,11 @@ func (g *gfx9) inst(t token, now int64) error {
 		w.lastOfType[k] = j + 1
 	}
 	if k == instOtherMsg && g.ps.old {
-		// 0.1.6 drops OTHER_MSG, but the entry keeps its place (and
-		// its time for a following IMMED) until the wave is emitted.
-		I.Category = catDropped016
+		// 0.1.6 deletes an OTHER_MSG like a dropped type (so the
+		// issue indices after it go stale) but remembers its time, for
+		// a following IMMED and for the wave's end (programEnd016).
+		w.msg016, w.msgTime = true, I.Time
+		w.insts = append(w.insts[:j], w.insts[j+1:]...)
 		return nil
 	}
 	cls := gfx9InstClass[k]

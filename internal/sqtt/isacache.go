@@ -28,7 +28,6 @@ const (
 	lcVMovB64     = 20
 	lcNone        = 255 // no category yet (trie nodes)
 	catUnfinished = uint8(wire.CatUnresolved)
-	catDropped016 = 254 // a dropped OTHER_MSG kept in place (Compat016)
 	// cat016Unfinished is the category 0.1.6 reports for an unfinished
 	// entry that has a PC (A.4 item 8.2); no wire category has the value.
 	cat016Unfinished = wire.InstCategory(16)

@@ -240,6 +240,42 @@ func libCases016() []libCase {
 		libCase{name: "gfx9-endpgm-after-stall", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).
 			at(128).issue1(isStall).at(136).issue1(isInst).inst(0, 0, instOtherMsg).at(136).waveEnd(0, 0, 0).bytes()},
 	)
+	// A.4 item 8.8: 0.1.6 deletes an OTHER_MSG at its INST token (the
+	// later issue indices go stale) and keeps only its time T: a later
+	// instruction's stall is not cut at the message, an IMMED starts no
+	// earlier than T, and at the WAVE_END the message comes back after
+	// the last entry when T is later than that entry's time, from that
+	// entry's end even when it ends after T (a negative duration), or
+	// from the last unconsumed stall when that started before T but not
+	// before that end. The timeline's last segment loses T - start.
+	msgMid := func(stall, next int64) *tb {
+		b := ws0().at(120).issue1(isInst).at(124).inst(0, 0, instVALU32)
+		if stall > 0 {
+			b.at(stall).issue1(isStall)
+		}
+		return b.at(136).issue1(isInst).inst(0, 0, instOtherMsg).at(next).issue1(isInst).at(next+4).inst(0, 0, instSALU32)
+	}
+	cs = append(cs,
+		libCase{name: "gfx9-msg-mid-no-stall", isa: isaQ, data: msgMid(0, 140).at(160).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-msg-mid-after-stall", isa: isaQ, data: msgMid(128, 140).at(160).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-msg-mid-after-stall-late-next", isa: isaQ, data: msgMid(132, 196).at(216).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-msg-mid-after-stall-no-end", isa: isaQ, data: msgMid(128, 140).bytes()},
+		libCase{name: "gfx9-msg-mid-after-stall-then-salu", isa: isaQ, data: msgMid(128, 140).at(148).issue1(isInst).at(152).inst(0, 0, instSALU32).at(172).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-msg-mid-two", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).at(128).issue1(isStall).
+			at(136).issue1(isInst).inst(0, 0, instOtherMsg).at(140).issue1(isInst).inst(0, 0, instOtherMsg).at(148).issue1(isInst).at(152).inst(0, 0, instSALU32).at(172).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-msg-mid-then-stall-and-endpgm", isa: isaQ, data: msgMid(128, 140).at(148).issue1(isStall).at(156).issue1(isInst).inst(0, 0, instOtherMsg).at(160).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-msg-shifts-issue-index", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).issue1(isInst).at(140).issue1(isInst).at(144).issue1(isInst).
+			at(160).inst(0, 0, instVALU32).inst(0, 0, instOtherMsg).at(164).inst(0, 0, instSALU32).at(200).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-msg-stale-issue-index", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).issue1(isInst).at(160).inst(0, 0, instOtherMsg).at(164).inst(0, 0, instSALU32).at(200).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-msg-immed-after-later-end", isa: isaQ, data: ws0().at(120).issue1(isInst).issue1(isInst).at(124).inst(0, 0, instSALU32).inst(0, 0, instOtherMsg).at(160).issue1(isImmed).at(172).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-endpgm-stall-before-prev-end", isa: isaQ, data: ws0().at(120).issue1(isStall).issue1(isInst).at(124).inst(0, 0, instVALU32).at(136).issue1(isInst).inst(0, 0, instOtherMsg).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-endpgm-stall-in-prev", isa: isaQ, data: ws0().at(120).issue1(isInst).at(128).issue1(isStall).at(140).inst(0, 0, instVALU32).at(144).issue1(isInst).at(148).inst(0, 0, instOtherMsg).at(160).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-endpgm-stall-at-prev-end", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).issue1(isStall).inst(0, 0, instVALU32).at(136).issue1(isInst).inst(0, 0, instOtherMsg).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-endpgm-two-stalls", isa: isaQ, data: ws0().at(120).issue1(isStall).issue1(isInst).at(124).inst(0, 0, instVALU32).at(128).issue1(isStall).at(136).issue1(isInst).inst(0, 0, instOtherMsg).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-endpgm-stall-after-its-issue", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).at(128).issue1(isStall).
+			at(136).issue1(isInst).at(140).issue1(isStall).at(144).inst(0, 0, instOtherMsg).at(148).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-endpgm-cut-from-its-issue", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).at(128).issue1(isInst).at(132).issue1(isStall).at(136).inst(0, 0, instOtherMsg).at(140).waveEnd(0, 0, 0).bytes()},
+	)
 	// 2.4 and A.4 W2: every instruction code of each generation, once in
 	// a wave of its own on the target SIMD and once for a wave slot without
 	// a wave (other-SIMD records), with a DPRate of 1.

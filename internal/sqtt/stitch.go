@@ -45,6 +45,11 @@ type wave struct {
 	// without a category (Compat016): it ends an incomplete wave no
 	// earlier (A.4 item 7.15).
 	lastNone int64
+	// msg016 says the wave resolved an OTHER_MSG (Compat016), the last
+	// of them at msgTime: 0.1.6 deletes the entry but keeps its time
+	// (programEnd016, A.4 items 8.3 and 8.8).
+	msg016  bool
+	msgTime int64
 }
 
 // reset prepares w (possibly recycled) for a new wave, keeping capacity.
@@ -275,17 +280,6 @@ func mfmaScale(w *wave, i int) {
 // finishWave stitches w, raises the infos it calls for and emits its WAVE
 // record (3.5 "after the loop", 4.3).
 func (ps *parseState) finishWave(w *wave) error {
-	if ps.old {
-		// 0.1.6: dropped OTHER_MSG entries leave before stitching (the
-		// pc_info indices are not renumbered).
-		kept := w.insts[:0]
-		for _, in := range w.insts {
-			if uint8(in.Category) != catDropped016 {
-				kept = append(kept, in)
-			}
-		}
-		w.insts = kept
-	}
 	consumed := ps.stitch(w)
 	switch {
 	case !w.ended && !w.trapping:

@@ -54,10 +54,12 @@
 // streams of internal/sqtt's tests, internal/sqtt's TestLibrary016 (hand-built
 // streams whose expected records are what AMD's 0.1.6 library decoded from
 // them, committed, so CI checks the 0.1.6 rules found by scripts/difffuzz
-// without the library: the closing OTHER_MSG rule of the model's
-// programEnd016, the IMMED-versus-SMEM stitch rule, TIME_RESET, realtime
-// and end-of-buffer rules), and, where ROCPROF_TRACE_DECODER_LIB names AMD's
-// library, the differential tests against it.
+// without the library: the OTHER_MSG rules of the model's inst and
+// programEnd016 (the deleted entry, its kept time, the closing message),
+// the IMMED-versus-SMEM stitch rule, TIME_RESET, realtime and end-of-buffer
+// rules; the scenarios016 traces state the same OTHER_MSG values by hand),
+// and, where ROCPROF_TRACE_DECODER_LIB names AMD's library, the
+// differential tests against it.
 //
 // Without the instrumentation, no packet announces the code objects and
 // the trace's PCs are raw GPU addresses in code object 0, as in captures of

@@ -128,6 +128,16 @@ func TestDifferentialROCm(t *testing.T) {
 			compare(t, want, decode(t, trace, s.ix))
 		})
 	}
+	for i := range scenarios016 {
+		s := &scenarios016[i]
+		t.Run(s.name, func(t *testing.T) {
+			if !legacy {
+				t.Skip("the 0.1.6 OTHER_MSG rules (spec A.4 items 8.3, 8.8)")
+			}
+			trace, want := buildScenario(s, true)
+			compare(t, want, decode(t, trace, s.ix))
+		})
+	}
 	for _, v := range []struct {
 		name string
 		hex  string

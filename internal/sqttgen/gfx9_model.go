@@ -24,9 +24,6 @@ const (
 
 const catPlaceholder = wire.CatUnresolved
 
-// catDropped016 marks an OTHER_MSG the 0.1.6 model keeps until emission.
-const catDropped016 wire.InstCategory = 0xFE
-
 // modelWave is the model's state of one traced wave (spec §2.2.5).
 type modelWave struct {
 	rec        wire.Wave
@@ -40,6 +37,11 @@ type modelWave struct {
 	trapping   bool
 	lastOfType [17]int
 	pcInfos    []pcInfo
+	// msg016 says the wave resolved an OTHER_MSG under the 0.1.6
+	// model, the last of them issued at msgTime: 0.1.6 deletes the
+	// entry but keeps its time (spec A.4 items 8.3 and 8.8).
+	msg016  bool
+	msgTime int64
 }
 
 // pcInfo anchors the stitcher: instruction idx is at pc.
@@ -266,38 +268,38 @@ func (m *model) waveEnd(t int64, sh, cu, simd, slot uint8) {
 	}
 }
 
-// programEnd016: a wave's last entry is an OTHER_MSG (EndpgmMessage). The
-// 0.1.6 library turns it into a MESSAGE placed as an IMMED issued at its
-// time, without stall, and waits through it (spec §2.2.4, "OTHER_MSG on
-// real hardware", proved by the real trace gfx950_gemm_0) when it issued
-// later than the instruction before it.
+// programEnd016 brings back, at the WAVE_END, the last OTHER_MSG the
+// 0.1.6 model deleted (EndpgmMessage; spec §2.2.4, "OTHER_MSG on real
+// hardware", proved by the real trace gfx950_gemm_0; A.4 item 8.8): after
+// the last entry when it issued (at T) later than that entry, as a
+// MESSAGE from that entry's end p, untrimmed ({p, T + 4 - p}, negative
+// when the entry ends after T), or from the last unconsumed ISSUE stall
+// when that started before T but not before p ({s, T + 4 - s, stall
+// T - s}). The last timeline segment loses T - start (grows when that is
+// negative), and the timeline waits (stalls) through the message.
 func (m *model) programEnd016(w *modelWave) {
 	ins := w.rec.Instructions
 	n := len(ins)
-	if n == 0 || ins[n-1].Category != catDropped016 {
+	if !w.msg016 || n == 0 || ins[n-1].Time >= w.msgTime {
+		// No message, the message was the only entry, or it issued
+		// with the entry before it: dropped like other OTHER_MSGs
+		// (TestLibrary016 in internal/sqtt pins it on hand-built
+		// streams).
 		return
 	}
-	if n == 1 || ins[n-2].Time >= ins[n-1].Time {
-		// The only entry, or one issued with the one before it: dropped
-		// like other OTHER_MSGs (TestLibrary016 in internal/sqtt pins
-		// it on hand-built streams).
-		return
+	T, p := w.msgTime, iend(&ins[n-1])
+	I := wire.Instruction{Time: p, Category: wire.CatMessage}
+	state := wire.StateWait
+	if k := len(w.stalls); k > 0 && w.stalls[k-1] >= p && w.stalls[k-1] < T {
+		I.Time, I.Stall, state = w.stalls[k-1], uint32(T-w.stalls[k-1]), wire.StateStall
 	}
-	ti, c := immedSpan(ins[:n-1], ins[n-1].Time)
-	// The timeline is cut back to ti (it reaches the message's time at
-	// most).
-	for cut := w.stateStart - ti; cut > 0 && len(w.rec.Timeline) > 0; {
-		last := &w.rec.Timeline[len(w.rec.Timeline)-1]
-		if int64(last.Duration) >= cut { // an emptied segment stays (spec A.4 item 8.8)
-			last.Duration -= int32(cut)
-			break
-		}
-		cut -= int64(last.Duration)
-		w.rec.Timeline = w.rec.Timeline[:len(w.rec.Timeline)-1]
+	I.Duration = int32(T + 4 - I.Time)
+	w.rec.Instructions = append(ins, I)
+	if k := len(w.rec.Timeline); k > 0 {
+		w.rec.Timeline[k-1].Duration -= int32(T - I.Time)
 	}
-	w.stateStart = min(w.stateStart, ti)
-	ins[n-1].Time, ins[n-1].Category, ins[n-1].Duration, ins[n-1].Stall = ti, wire.CatMessage, int32(c), 0
-	w.waitFrom(ti, c)
+	w.rec.Timeline = append(w.rec.Timeline, wire.WaveState{Type: state, Duration: I.Duration})
+	w.cur, w.stateStart = wire.StateExec, iend(&I)
 }
 
 // immedSpan is where an IMMED issued at t lies (spec §2.2.6, ISSUE
@@ -375,6 +377,11 @@ func (m *model) issue(t int64, simd uint8, st *[10]uint8, pcs *[10]wire.PC) {
 		switch s {
 		case issueImmed:
 			ti, c := immedSpan(*ins, t)
+			if w.msg016 && ti < w.msgTime {
+				// 0.1.6: not before the last OTHER_MSG it deleted
+				// (spec A.4 item 8.3).
+				ti, c = w.msgTime, 4+t-w.msgTime
+			}
 			*ins = append(*ins, wire.Instruction{Time: ti, Category: wire.CatImmed, Duration: int32(c),
 				Stall: uint32(c), PC: pcs[i]})
 			w.waitFrom(ti, c)
@@ -458,10 +465,11 @@ func (m *model) inst(t int64, simd, slot uint8, k int) {
 	I := &(*ins)[j]
 	cat, add, ok := instCat(k)
 	if m.v016 && k == instOtherMsg {
-		// Spec A.3 item 2: 0.1.6 drops OTHER_MSG. Observed: the
-		// unfinished entry (duration 0) stays until the wave is emitted,
-		// so a following IMMED starts at its time.
-		I.Category = catDropped016
+		// Spec A.3 item 2: 0.1.6 drops OTHER_MSG; it deletes the entry
+		// (the later issue indices go stale) but keeps its time for a
+		// following IMMED and for the wave's end (A.4 items 8.3, 8.8).
+		w.msg016, w.msgTime = true, I.Time
+		*ins = append((*ins)[:j], (*ins)[j+1:]...)
 		return
 	}
 	if o, replay := replayOf[k]; replay {
@@ -854,15 +862,6 @@ func (m *model) flushOcc() {
 
 // emitWave stitches and emits one wave (spec §3.5, "after the loop").
 func (m *model) emitWave(w *modelWave) {
-	if m.v016 {
-		kept := w.rec.Instructions[:0]
-		for _, in := range w.rec.Instructions {
-			if in.Category != catDropped016 {
-				kept = append(kept, in)
-			}
-		}
-		w.rec.Instructions = kept
-	}
 	ins := w.rec.Instructions
 	noted := make([]wire.PC, len(ins))
 	for i := range ins {

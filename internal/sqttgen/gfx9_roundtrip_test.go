@@ -152,6 +152,29 @@ func cfgSummary(c Config) string {
 	return fmt.Sprintf("%+v", c)
 }
 
+// TestScenarios016Native decodes the 0.1.6 scenarios with the native
+// decoder under Compat016.
+func TestScenarios016Native(t *testing.T) {
+	for i := range scenarios016 {
+		s := &scenarios016[i]
+		t.Run(s.name, func(t *testing.T) {
+			trace, want := buildScenario(s, true)
+			var got []wire.Batch
+			err := (&sqtt.Decoder{Compat016: true}).Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(s.ix),
+				func(b *wire.Batch) error {
+					got = append(got, b.Clone())
+					return nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := Diff(Normalize016(want), Normalize016(got)); d != "" {
+				t.Fatal(d)
+			}
+		})
+	}
+}
+
 // TestScenariosNative decodes the appendix A.2 and B traces with the native
 // decoder.
 func TestScenariosNative(t *testing.T) {

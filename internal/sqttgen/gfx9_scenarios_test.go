@@ -423,3 +423,90 @@ func TestScenariosA2(t *testing.T) {
 		})
 	}
 }
+
+// scenarios016 are traces of the 0.1.6 OTHER_MSG rules (spec A.4 items
+// 8.3 and 8.8: the message's entry is deleted at its INST token, its time
+// kept); each check states what the 0.1.6 model gives. The native decoder
+// (Compat016) decodes them in TestScenarios016Native, AMD's library in
+// TestDifferentialROCm.
+var scenarios016 = []scenario{
+	{
+		name: "message mid-wave after a stall",
+		ix:   rawIndex(row{0x1000, 4, "v_mov_b32 v0, 0"}, row{0x1004, 4, "s_mov_b32 s0, 0"}, row{0x1008, 4, "s_endpgm"}),
+		build: func(e *enc) {
+			startWave(e)
+			in(e, 120, 124, instVALU32)
+			e.issue1(e.at(128), 0, 0, issueStall, wire.PC{})
+			in(e, 136, 136, instOtherMsg)
+			in(e, 140, 144, instSALU32)
+			e.waveEnd(e.at(160), 0, 0, 0, 0)
+		},
+		check: func(t *testing.T, want []wire.Batch) {
+			// The SALU takes the stall from 128 (not cut at the message),
+			// and the message comes back after it, from its end (144) to
+			// 4 cycles past its issue (140): -4 cycles.
+			w := onlyWave(t, want)
+			if len(w.Instructions) != 3 || w.Instructions[1].Time != 128 || w.Instructions[1].Stall != 12 ||
+				w.Instructions[2].Category != wire.CatMessage || w.Instructions[2].Time != 144 || w.Instructions[2].Duration != -4 {
+				t.Fatalf("instructions %+v, want SALU {128, 16, stall 12} and MESSAGE {144, -4}", w.Instructions)
+			}
+		},
+	},
+	{
+		name: "message deletion shifts the issue indices",
+		ix:   rawIndex(row{0x1000, 4, "v_mov_b32 v0, 0"}, row{0x1004, 4, "s_mov_b32 s0, 0"}),
+		build: func(e *enc) {
+			startWave(e)
+			for _, t := range []int64{120, 124, 140, 144} {
+				e.issue1(e.at(t), 0, 0, issueInst, wire.PC{})
+			}
+			e.inst(e.at(160), 0, 0, instVALU32)
+			e.inst(0, 0, 0, instOtherMsg)
+			e.inst(e.at(164), 0, 0, instSALU32)
+			e.waveEnd(e.at(200), 0, 0, 0, 0)
+		},
+		check: func(t *testing.T, want []wire.Batch) {
+			// The SALU resolves the entry issued at 144; the one issued
+			// at 140 stays unresolved.
+			w := onlyWave(t, want)
+			if len(w.Instructions) != 3 || w.Instructions[1].Category != wire.CatNone || w.Instructions[2].Time != 144 {
+				t.Fatalf("instructions %+v, want VALU, the entry of 140 unresolved (NONE, spec A.4 item 8.2), SALU at 144", w.Instructions)
+			}
+		},
+	},
+	{
+		name: "closing message after a stall issued after it",
+		ix:   rawIndex(row{0x1000, 4, "v_mov_b32 v0, 0"}, row{0x1004, 4, "s_endpgm"}),
+		build: func(e *enc) {
+			startWave(e)
+			in(e, 120, 124, instVALU32)
+			e.issue1(e.at(128), 0, 0, issueStall, wire.PC{})
+			e.issue1(e.at(136), 0, 0, issueInst, wire.PC{})
+			e.issue1(e.at(140), 0, 0, issueStall, wire.PC{})
+			e.inst(e.at(144), 0, 0, instOtherMsg)
+			e.waveEnd(e.at(148), 0, 0, 0, 0)
+		},
+		check: func(t *testing.T, want []wire.Batch) {
+			// The last stall (140) began after the message issued: no
+			// stall; the timeline's last segment (EXEC 136..140) loses
+			// 136 - 124 cycles.
+			w := onlyWave(t, want)
+			if len(w.Instructions) != 2 || w.Instructions[1].Time != 124 || w.Instructions[1].Duration != 16 || w.Instructions[1].Stall != 0 {
+				t.Fatalf("instructions %+v, want MESSAGE {124, 16, stall 0}", w.Instructions)
+			}
+			if n := len(w.Timeline); n < 3 || w.Timeline[n-3].Duration != -8 {
+				t.Fatalf("timeline %+v, want EXEC -8, WAIT 16, IDLE 8 at the end", w.Timeline)
+			}
+		},
+	},
+}
+
+func TestScenarios016(t *testing.T) {
+	for i := range scenarios016 {
+		s := &scenarios016[i]
+		t.Run(s.name, func(t *testing.T) {
+			_, want := buildScenario(s, true)
+			s.check(t, want)
+		})
+	}
+}
