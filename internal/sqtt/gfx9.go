@@ -318,6 +318,9 @@ func (g *gfx9) deliver(t token) error {
 		g.clock += int64(t.v>>4&1) * 4
 	}
 	now := g.clock
+	if err := checkSlot(t); err != nil {
+		return err
+	}
 	switch t.typ {
 	case tInst:
 		return g.inst(t, now)
@@ -327,11 +330,6 @@ func (g *gfx9) deliver(t token) error {
 		return g.misc(t, now)
 	case tWaveStart:
 		return g.waveStart(t, now)
-	case tWaveAlloc:
-		// No record, but the library checks its slot (A.4 item 8.9).
-		if slot := t.v >> 10 & 0xF; slot >= gfx9Slots {
-			return badSlot(t, slot)
-		}
 	case tWaveEnd:
 		return g.waveEnd(t, now)
 	case tInstPC:
@@ -353,17 +351,22 @@ func (g *gfx9) deliver(t token) error {
 // TIME_RESET, so the queue is empty when a TIME_RESET is parsed. A
 // TIME_RESET that stops the search is consumed: neither its delta nor a
 // search of its own takes effect (as AMD's 0.1.6 decodes it).
-func (g *gfx9) timeReset() {
+func (g *gfx9) timeReset() error {
 	for len(g.queue)-g.qh < lookAheadLimit {
 		t, ok := g.read()
 		if !ok || t.isTimeReset() {
-			return
+			return nil
+		}
+		if err := checkSlot(t); err != nil {
+			// The search already fails a token with a bad wave slot,
+			// before the tokens it queued take effect (A.4 item 8.9).
+			return err
 		}
 		if t.typ == tTime {
 			abs := int64(t.v >> 16)
 			if g.ps.old {
 				g.time46(abs)
-				return
+				return nil
 			}
 			if g.base == 0 {
 				g.base = abs - g.clock + 4
@@ -371,10 +374,11 @@ func (g *gfx9) timeReset() {
 			if abs > g.base {
 				g.clock = (abs - g.base) &^ 3
 			}
-			return
+			return nil
 		}
 		g.queue = append(g.queue, t)
 	}
+	return nil
 }
 
 // time46 applies a TIME token as 0.1.6 does (A.4 item 8.5): the value,
@@ -397,7 +401,7 @@ func wrap46(v int64) int64 { return v << 18 >> 18 }
 func (g *gfx9) misc(t token, now int64) error {
 	switch (t.v >> 13) & 7 {
 	case miscTimeReset:
-		g.timeReset()
+		return g.timeReset()
 	case miscPacketLost:
 		g.packetLost = true
 		return g.em.eventRec(wire.EventPacketLoss, now, 0, 0, 0, 0)
@@ -418,7 +422,22 @@ func (g *gfx9) misc(t token, now int64) error {
 	return nil
 }
 
-func badSlot(t token, slot uint64) error {
+// checkSlot fails a token whose wave slot field is above 9, as the
+// library does for every token type with that field, WAVE_ALLOC (which
+// makes no record) and tokens of other CUs included (A.4 item 8.9).
+func checkSlot(t token) error {
+	var slot uint64
+	switch t.typ {
+	case tWaveStart, tWaveAlloc, tWaveEnd, tShaderData:
+		slot = t.v >> 10 & 0xF
+	case tInst, tInstPC:
+		slot = t.v >> 5 & 0xF
+	default:
+		return nil
+	}
+	if slot < gfx9Slots {
+		return nil
+	}
 	return &DataError{Offset: t.off, Msg: fmt.Sprintf("wave slot %d > 9 in a token of type %d", slot, t.typ)}
 }
 
@@ -441,9 +460,6 @@ func (g *gfx9) waveStart(t token, now int64) error {
 	v := t.v
 	sh, cu, slot, simd := v>>5&1, uint8(v>>6&0xF), v>>10&0xF, uint8(v>>14&3)
 	pipe, me, count, tg := uint8(v>>16&3), uint8(v>>18&3), int(v>>22&0x7F), uint8(v>>29&7)
-	if slot >= gfx9Slots {
-		return badSlot(t, slot)
-	}
 	pc := g.regs.startPC(me, pipe)
 	if cu == g.targetCU && sh == 0 {
 		w := g.waves[simd][slot]
@@ -494,14 +510,22 @@ func (g *gfx9) occFull(waveEnd bool) error {
 	return nil
 }
 
+// finishWave stitches and emits w, the wave a token at byte off ends (or
+// the end of the buffer); a stitch 0.1.6 fails is invalid shader data
+// there.
+func (g *gfx9) finishWave(w *wave, off int64) error {
+	err := g.ps.finishWave(w)
+	if errors.Is(err, errNoLineAfter016) {
+		return &DataError{Offset: off, Msg: err.Error()}
+	}
+	return err
+}
+
 func (g *gfx9) flushOcc() error { return g.occPool.flush(g.em, &g.regs.code) }
 
 func (g *gfx9) waveEnd(t token, now int64) error {
 	v := t.v
 	sh, cu, slot, simd := v>>5&1, uint8(v>>6&0xF), v>>10&0xF, uint8(v>>14&3)
-	if slot >= gfx9Slots {
-		return badSlot(t, slot)
-	}
 	if cu == g.targetCU && sh == 0 {
 		w := g.waves[simd][slot]
 		if w == nil || w.trap != trapRestored {
@@ -515,7 +539,7 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 			w.retranslate(&g.regs.code)
 		}
 		g.waves[simd][slot] = nil
-		err := g.ps.finishWave(w)
+		err := g.finishWave(w, t.off)
 		g.free = append(g.free, w)
 		if err != nil {
 			return err
@@ -667,9 +691,6 @@ func (g *gfx9) issue(v uint64, t int64) {
 
 func (g *gfx9) inst(t token, now int64) error {
 	slot, simd, k := t.v>>5&0xF, uint8(t.v>>9&3), int(t.v>>11&0x1F)
-	if slot >= gfx9Slots {
-		return badSlot(t, slot)
-	}
 	w := g.waves[simd][slot]
 	if w == nil {
 		w = g.newWave(now, simd, uint8(slot))
@@ -778,9 +799,6 @@ func (w *wave) takeStall(t, p int64) (s int64, ok bool) {
 
 func (g *gfx9) instPC(t token) error {
 	slot, simd := t.v>>5&0xF, t.v>>9&3
-	if slot >= gfx9Slots {
-		return badSlot(t, slot)
-	}
 	w := g.waves[simd][slot]
 	if w == nil || len(w.pcInfos) == 0 || w.trap != trapRestored {
 		return nil
@@ -876,9 +894,6 @@ func (g *gfx9) userData3(data uint32, now int64) error {
 func (g *gfx9) shaderData(t token, now int64) error {
 	v := t.v
 	cu, slot, simd := uint8(v>>6&0xF), v>>10&0xF, uint8(v>>14&3)
-	if slot >= gfx9Slots {
-		return badSlot(t, slot)
-	}
 	g.sd = append(g.sd, wire.ShaderData{Time: now, Value: v >> 16 & 0xFFFFFFFF, CU: cu, SIMD: simd, WaveID: uint8(slot)})
 	if len(g.sd) >= shaderDataFlush || g.ps.old && len(g.sd) > shaderDataFlush {
 		if g.ps.old && len(g.sd) == shaderDataFlush {
@@ -967,7 +982,7 @@ func (g *gfx9) endOfBuffer() error {
 				continue
 			}
 			g.waves[s][i] = nil
-			if err := g.ps.finishWave(w); err != nil {
+			if err := g.finishWave(w, g.off+int64(g.pos)); err != nil {
 				return err
 			}
 		}

@@ -276,6 +276,39 @@ func libCases016() []libCase {
 			at(136).issue1(isInst).at(140).issue1(isStall).at(144).inst(0, 0, instOtherMsg).at(148).waveEnd(0, 0, 0).bytes()},
 		libCase{name: "gfx9-endpgm-cut-from-its-issue", isa: isaQ, data: ws0().at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).at(128).issue1(isInst).at(132).issue1(isStall).at(136).inst(0, 0, instOtherMsg).at(140).waveEnd(0, 0, 0).bytes()},
 	)
+	// A.4 item 8.9: 0.1.6's gfx9 stitcher fails when its swap rescue (the
+	// next instruction has the line's category) needs the line after the
+	// last one the ISA callback knows.
+	isaEnd := newTable(0, "0x1000 4 s_mov_b32 s0, 0", "0x1004 4 s_nop 0", "0x1008 4 s_nop 0")
+	isaEndV := newTable(0, "0x1000 4 s_mov_b32 s0, 0", "0x1004 4 s_nop 0", "0x1008 4 v_mov_b32 v0, 0")
+	twoThen := func(k int) *tb {
+		return ws0().at(120).issue1(isInst).at(124).inst(0, 0, instSALU32).issue1(isInst).at(128).inst(0, 0, k)
+	}
+	cs = append(cs,
+		libCase{name: "gfx9-stitch-no-line-after", isa: isaEnd, data: twoThen(instVALU32).at(132).issue1(isImmed).at(140).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-stitch-no-line-after-no-end", isa: isaEnd, data: twoThen(instVALU32).at(132).issue1(isImmed).bytes()},
+		libCase{name: "gfx9-stitch-no-line-after-last", isa: isaEnd, data: twoThen(instVALU32).at(140).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-stitch-no-line-after-other-category", isa: isaEnd, data: twoThen(instVALU32).at(132).issue1(isInst).at(136).inst(0, 0, instSALU32).at(140).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-stitch-no-line-after-valu-line", isa: isaEndV, data: twoThen(instLDS).at(132).issue1(isInst).at(136).inst(0, 0, instVALU32).at(140).waveEnd(0, 0, 0).bytes()},
+		libCase{name: "gfx9-stitch-line-after-known", isa: isaEndV, data: twoThen(instLDS).at(132).issue1(isImmed).at(140).waveEnd(0, 0, 0).bytes()},
+	)
+	// A.4 item 8.9: the search for the TIME after a TIME_RESET already
+	// fails a token with a wave slot above 9, before the tokens it read
+	// take effect (here the WAVE_END of a wave).
+	for name, bad := range map[string]func(*tb) *tb{
+		"wave-end":          func(b *tb) *tb { return b.put(tWaveEnd|group(0, 0, 14, 0), 2) },
+		"wave-end-other-cu": func(b *tb) *tb { return b.put(tWaveEnd|group(0, 3, 14, 0), 2) },
+		"inst":              func(b *tb) *tb { return b.inst(0, 12, instSALU32) },
+		"inst-pc":           func(b *tb) *tb { return b.instPC(0, 12, 0x1000) },
+		"shader-data":       func(b *tb) *tb { return b.shaderData(0, 0, 12, 5) },
+		"wave-alloc":        func(b *tb) *tb { return b.put(tWaveAlloc|group(0, 1, 12, 3), 2) },
+		"wave-start":        func(b *tb) *tb { return b.waveStart(0, 0, 12, 1, 0, 1, 0) },
+	} {
+		w := func() *tb { return ws0().at(120).issue1(isInst).at(124).inst(0, 0, instSALU32) }
+		cs = append(cs,
+			libCase{name: "gfx9-time-reset-search-bad-slot-" + name, data: bad(w().misc(1, miscTimeReset).waveEnd(0, 0, 0)).bytes()},
+			libCase{name: "gfx9-time-reset-found-then-bad-slot-" + name, data: bad(w().misc(1, miscTimeReset).waveEnd(0, 0, 0).timeTok(5000)).bytes()})
+	}
 	// 2.4 and A.4 W2: every instruction code of each generation, once in
 	// a wave of its own on the target SIMD and once for a wave slot without
 	// a wave (other-SIMD records), with a DPRate of 1.

@@ -1,6 +1,7 @@
 package sqtt
 
 import (
+	"errors"
 	"sort"
 	"strings"
 
@@ -104,9 +105,15 @@ func (w *wave) retranslate(t *codeTables) {
 	}
 }
 
+// errNoLineAfter016 is how AMD's 0.1.6 library fails a gfx9 stitch whose
+// swap rescue (3.5 step 10) needs the line after the current one and the
+// ISA callback does not know it (A.4 item 8.9).
+var errNoLineAfter016 = errors.New("the stitcher needs the line after the last one the ISA callback knows")
+
 // stitch assigns PCs to the wave's instructions (3.5) and returns the
-// number of instructions consumed.
-func (ps *parseState) stitch(w *wave) int {
+// number of instructions consumed; under Compat016 it fails with
+// errNoLineAfter016 where 0.1.6 fails.
+func (ps *parseState) stitch(w *wave) (int, error) {
 	c := ps.cache
 	gfx9 := c.gfxip == 9
 	ins := w.insts
@@ -126,7 +133,7 @@ func (ps *parseState) stitch(w *wave) int {
 				} else if k+1 < len(pcs) {
 					i = pcs[k+1].idx
 					if i >= n {
-						return i
+						return i, nil
 					}
 				}
 			}
@@ -143,12 +150,12 @@ func (ps *parseState) stitch(w *wave) int {
 			i++
 			l := c.lookup(I.PC)
 			if l == nil {
-				return 0
+				return 0, nil
 			}
 			for l.cat == lcSkip {
 				I.PC = l.nextPC
 				if l = c.next(l); l == nil {
-					return 0
+					return 0, nil
 				}
 			}
 			if l.cat == lcGFX9Barrier && i < n && !ps.old {
@@ -216,6 +223,10 @@ func (ps *parseState) stitch(w *wave) int {
 			matched = true
 		case gfx9 && l.cat == lcGFX9Barrier:
 			matched = ic == catImmed
+		case gfx9 && ps.old && i+1 < n && next == nil && uint8(ins[i+1].Category) == l.cat:
+			// 0.1.6 looks up the line after l to try the swap below,
+			// and fails when it cannot.
+			return i, errNoLineAfter016
 		case gfx9 && i+1 < n && next != nil && uint8(ins[i+1].Category) == l.cat && ic == next.cat:
 			ins[i], ins[i+1] = ins[i+1], ins[i]
 			next = l
@@ -244,7 +255,7 @@ func (ps *parseState) stitch(w *wave) int {
 			fails++
 		}
 	}
-	return i
+	return i, nil
 }
 
 func trivial(ic, lc uint8) bool {
@@ -280,7 +291,10 @@ func mfmaScale(w *wave, i int) {
 // finishWave stitches w, raises the infos it calls for and emits its WAVE
 // record (3.5 "after the loop", 4.3).
 func (ps *parseState) finishWave(w *wave) error {
-	consumed := ps.stitch(w)
+	consumed, err := ps.stitch(w)
+	if err != nil {
+		return err
+	}
 	switch {
 	case !w.ended && !w.trapping:
 		if !ps.sentIncomplete {
