@@ -638,10 +638,13 @@ func (w *wave) complete(t int64, old bool) {
 	w.end, w.ended = e, true
 }
 
+// trim ends prev no later than t (2.2.5). The library keeps an entry's
+// stall in the 24 bits inst_t has for it (4.5) from the start, so a stall
+// of 2^24 cycles or more is compared by its low 24 bits (A.4 item 8.10).
 func trim(prev *wire.Instruction, t int64) {
 	if t < end(prev) {
 		prev.Duration = int32(max(t-prev.Time, 4))
-		if int64(prev.Stall) > int64(prev.Duration) {
+		if int64(prev.Stall&0xFFFFFF) > int64(prev.Duration) {
 			prev.Stall = uint32(prev.Duration)
 		}
 	}

@@ -309,6 +309,13 @@ func libCases016() []libCase {
 			libCase{name: "gfx9-time-reset-search-bad-slot-" + name, data: bad(w().misc(1, miscTimeReset).waveEnd(0, 0, 0)).bytes()},
 			libCase{name: "gfx9-time-reset-found-then-bad-slot-" + name, data: bad(w().misc(1, miscTimeReset).waveEnd(0, 0, 0).timeTok(5000)).bytes()})
 	}
+	// A.4 item 8.10: a stall is kept in 24 bits, so trimming an IMMED of
+	// 2^24 cycles or more compares the low 24 bits of its stall.
+	for _, d := range []uint64{1<<24 + 100, 1 << 24, 1<<24 + 8, 3<<24 + 0x123450, 1 << 20} {
+		cs = append(cs, libCase{name: sprintf("gfx9-immed-stall-24-bits-%#x", d), data: ws0().at(120).issue1(isInst).at(124).inst(0, 0, instVALU32).
+			misc(0, miscTimeReset).timeTok(1_000_000).misc(0, miscTimeReset).timeTok(1_000_000+d).
+			issue1(isImmed).issue1(isInst).inst(0, 0, instVALU32).misc(4, miscTime).waveEnd(0, 0, 0).bytes()})
+	}
 	// 2.4 and A.4 W2: every instruction code of each generation, once in
 	// a wave of its own on the target SIMD and once for a wave slot without
 	// a wave (other-SIMD records), with a DPRate of 1.

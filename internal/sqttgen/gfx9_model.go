@@ -348,7 +348,11 @@ func iend(in *wire.Instruction) int64 { return in.Time + int64(in.Duration) }
 func trim(prev *wire.Instruction, t int64) {
 	if t < iend(prev) {
 		prev.Duration = int32(max(t-prev.Time, 4))
-		prev.Stall = uint32(min(int64(prev.Stall), int64(prev.Duration)))
+		// The stall is a 24-bit field from the start (spec A.4 item
+		// 8.10).
+		if int64(prev.Stall&0xFFFFFF) > int64(prev.Duration) {
+			prev.Stall = uint32(prev.Duration)
+		}
 	}
 }
 
