@@ -570,6 +570,7 @@ type walker struct {
 	parts [][]byte          // the scope's spooled waves, section by section
 	span  [nPipes][]Span    // one wave's spans per pipe
 	pipes [nPipes]coalescer // the scope's intervals per pipe
+	spare []Interval        // the pipes' sort buffer
 	ins   []inst            // one wave's instructions
 	union [3][]Interval     // the storage of MATH, VECTOR, ALL
 	lists [nPipes + 3]List  // the pipes', then the unions'
@@ -593,7 +594,10 @@ func (w *walker) scope(sc *scope) error {
 	w.pipes[pipeVmem].addIntervals(sc.other)
 	var l lists
 	for p := range w.pipes {
+		// The pipes' sorts take turns with one spare buffer.
+		w.pipes[p].tmp, w.spare = w.spare, nil
 		iv[p] = w.pipes[p].intervals()
+		w.spare, w.pipes[p].tmp = w.pipes[p].tmp, nil
 		w.lists[p].reset(iv[p])
 		l.own[p] = &w.lists[p]
 	}
