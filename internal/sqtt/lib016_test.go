@@ -215,6 +215,24 @@ func libCases016() []libCase {
 	}
 	cs = append(cs, libCase{name: "rdna-gfx12-context-restore", data: scenarioContext(), isa: newTable(0, "0x3000 8 s_load_b32 s0, s[0:1], 0x0", "0x3008 4 s_nop 0",
 		"0x3010 4 v_add_f32_e32 v1, v0, v0", "0x3014 4 s_endpgm")})
+	// 3.6 and A.4 R7: a gfx12 excluded barrier wait splits its timeline
+	// segment whatever its duration, also 0 or negative (the next
+	// instruction starting before the end of the one before the wait).
+	{
+		rows := newTable(0, "0x4000 4 s_barrier_signal -1", "0x4004 4 s_barrier_wait 0xffff",
+			"0x4008 4 v_add_f32_e32 v1, v0, v0", "0x400c 4 v_add_f32_e32 v1, v0, v0", "0x4010 4 s_endpgm")
+		h := func() *rb {
+			return newRB(12).header(4, 0, 0, 0, 0, 0, 1<<59).pgm(0, 0, 0x4000).at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).inst(0, 122)
+		}
+		for name, r := range map[string]*rb{
+			"negative":     h().valu(0).at(125).waveEnd(0, 0, 0, 0),
+			"negative-two": h().valu(0).at(110).valu(0).at(125).waveEnd(0, 0, 0, 0),
+			"zero":         h().at(105).valu(0).at(125).waveEnd(0, 0, 0, 0),
+			"positive":     h().at(110).valu(0).at(125).waveEnd(0, 0, 0, 0),
+		} {
+			cs = append(cs, libCase{name: "rdna-gfx12-barrier-wait-" + name, data: r.pad(), isa: rows})
+		}
+	}
 	// A.4 item 8.2: an ISSUE never matched by an INST stays a placeholder,
 	// reported as category 16 when the stitcher gave it a PC, else NONE.
 	isaP := newTable(0, "0x1000 4 s_mov_b32 s0, 0", "0x1004 4 v_mov_b32 v0, 0", "0x1008 4 s_endpgm")

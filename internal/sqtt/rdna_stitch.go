@@ -94,8 +94,11 @@ func insertBarrierWaits(w *wave) {
 		s := start // start of the part of seg not yet written
 		for ; k < len(waits) && waits[k].t < segEnd; k++ {
 			b := waits[k]
-			if b.t < s || b.d <= 0 || b.t+b.d > segEnd {
-				continue // not covered by this segment, or it is too short
+			if b.t < s || b.t+b.d > segEnd {
+				// Not covered by this segment, or it is too short. A
+				// wait of 0 or fewer cycles is split in too, as 0.1.6
+				// does (sqtt-format.md A.4 R7).
+				continue
 			}
 			// The pieces before and after the WAIT are kept even when
 			// empty, as AMD's 0.1.6 library keeps them.
