@@ -379,6 +379,58 @@ func libCases016() []libCase {
 			libCase{name: sprintf("rdna-gfx%d-incomplete-valu-then-late-no-category", gen), data: h().at(110).valu(5).at(200).inst(5, 175).nop().pad()},
 		)
 	}
+	// A.4 item 7.13: 0.1.6's reorder step in the tail of a gfx10 or gfx11
+	// buffer. Entering the tail releases the queue; there a token later
+	// than the queued ones is handled at once after them, an earlier one (a
+	// WAVE_READY, delivered one cycle early) at once before them. Each
+	// stream is unpadded and ends so that its tail begins after the token
+	// marked by lastOut. In every case but the first READY of
+	// two-readies, the decoder before this rule put the READY before the
+	// VALU it follows, as the main loop does.
+	for _, gen := range []int{10, 11} {
+		h := func(slots ...int) *rb {
+			r := newRB(gen).header(map[int]int{10: 2, 11: 3}[gen], 0, 0, 0, 1, 0, 0).at(2)
+			for _, s := range slots {
+				r.waveStart(0, 0, 0, s, 0, 0, 1)
+			}
+			return r
+		}
+		for _, c := range []struct {
+			name  string
+			build func(p *int) *rb
+		}{
+			// The VMEM_EXEC at 4 is queued, the VALU releases it and is
+			// handled at once, so the READY comes after the VALU.
+			{"after-valu", func(p *int) *rb { return h(2).at(3).lastOut(p).vmemExec().at(4).vmemExec().at(6).valu(2).ready(1 << 2) }},
+			// The tail is the READY: the VALU the main loop queued is
+			// released first.
+			{"at-ready", func(p *int) *rb { return h(2).at(3).vmemExec().at(6).lastOut(p).valu(2).ready(1 << 2) }},
+			// Two tokens of one time are queued together, and the VALU
+			// releases them and is handled at once.
+			{"equal-pair", func(p *int) *rb {
+				return h(2).at(3).lastOut(p).vmemExec().at(4).vmemExec().vmemExec().at(6).valu(2).ready(1 << 2)
+			}},
+			// VALUs of slots 2 and 3 at one time, the tail beginning at
+			// the second: entering the tail releases the first, the
+			// second is queued, and the READY comes between them.
+			{"inside-group", func(p *int) *rb { return h(2, 3).at(3).vmemExec().at(6).lastOut(p).valu(2).valu(3).ready(1<<2 | 1<<3) }},
+			// A READY after two queued VALUs comes before them and
+			// releases them; the next READY comes before the IMM_ONE
+			// queued after that, not before the VALU of slot 0.
+			{"two-readies", func(p *int) *rb {
+				return h(0, 1, 2).at(3).lastOut(p).vmemExec().at(6).valu(2).valu(0).ready(1 << 2).immOne(1).ready(1<<0 | 1<<1)
+			}},
+			// A VALU after the READY: the READY, queued alone, is
+			// released by it, so the stall goes to the second VALU.
+			{"then-valu", func(p *int) *rb {
+				return h(2).at(3).lastOut(p).vmemExec().at(4).vmemExec().at(6).valu(2).ready(1 << 2).at(7).valu(2)
+			}},
+		} {
+			var p int
+			r := c.build(&p)
+			cs = append(cs, libCase{name: sprintf("rdna-gfx%d-ready-tail-%s", gen, c.name), data: r.endTail(p)})
+		}
+	}
 	return cs
 }
 

@@ -5,8 +5,9 @@ package sqtt
 // Compat016 it gives AMD's 0.1.6 records instead (A.3, A.4 R6, W2 and item
 // 7: waves emitted at their WAVE_END, wave64 cycles doubled, DPRate 0 read
 // as rate 0, gfx11 codes 10 and 15 unscaled, WAVE_START_EXT a time delta,
-// no CONTEXT instructions, no barrier extension; rdna_lib_test.go and the
-// real traces check them). Choices where both are
+// no CONTEXT instructions, no barrier extension, the reorder step of the
+// reader's tail; rdna_lib_test.go, TestLibrary016 and the real traces
+// check them). Choices where both are
 // silent: waves still held at the end of a buffer are emitted slot by
 // slot, oldest first; TIMESTAMP realtime samples are appended, never
 // averaged; MISC flags raise their events in bit order.
@@ -67,6 +68,7 @@ type rdna struct {
 	plFlag  bool // packet-loss flag raised by a TIMESTAMP
 	q       []rdnaTok
 	qh      int
+	inTail  bool // a token of the reader's tail was delivered (Compat016)
 	ntoken  int
 
 	// HEADER (2.3.5)
@@ -138,11 +140,8 @@ func (r *rdna) run() error {
 	if err := r.read(); err != nil {
 		return err
 	}
-	for r.qh < len(r.q) {
-		if err := r.handle(r.q[r.qh]); err != nil {
-			return err
-		}
-		r.qh++
+	if err := r.release(); err != nil {
+		return err
 	}
 	return r.endOfBuffer()
 }
@@ -207,9 +206,13 @@ func (r *rdna) read() error {
 			}
 		}
 		// q: where the previous token (NOP, TIME, skipped byte or other)
-		// started; the TIMESTAMP tail test needs it.
+		// started. The library's tail loop, as observed with 0.1.6,
+		// reads the tokens whose previous token started 128 bits or
+		// less before the end (TIMESTAMP averaging, 2.3.3; the 0.1.6
+		// reorder step, A.4 item 7.13).
 		q := r.prevPos
 		r.prevPos = r.pos
+		tail := r.eof && q+128 >= total
 		w := r.window(r.pos)
 		if r.extSkip {
 			if w&1 != 0 {
@@ -236,9 +239,6 @@ func (r *rdna) read() error {
 		case rTime:
 			r.clock += 4
 		case rTimestamp:
-			// The library's tail loop, as observed with 0.1.6: the
-			// previous token started 128 bits or less before the end.
-			tail := r.eof && q+128 >= total
 			r.timestamp(w, tail)
 		default:
 			t := rdnaTok{v: w, t: r.clock, typ: e.typ}
@@ -252,7 +252,7 @@ func (r *rdna) read() error {
 				// 0.1.6 reads the pattern as a time delta only (2.3.4).
 				break
 			}
-			if err := r.deliver(t); err != nil {
+			if err := r.deliver(t, tail); err != nil {
 				return err
 			}
 		}
@@ -313,13 +313,17 @@ func (r *rdna) rtSample(v uint64, tail bool) {
 }
 
 // deliver hands a token to the parser: directly on gfx12, through the
-// reorder queue on gfx10 and gfx11 (2.3.1).
-func (r *rdna) deliver(t rdnaTok) error {
+// reorder queue on gfx10 and gfx11 (2.3.1). tail: the token lies in the
+// reader's tail (see read).
+func (r *rdna) deliver(t rdnaTok, tail bool) error {
 	if r.gen >= 12 {
 		return r.handle(t)
 	}
 	if t.typ == rWaveReady {
 		t.t--
+	}
+	if tail && r.ps.old {
+		return r.deliverTail016(t)
 	}
 	if n := len(r.q); n > r.qh {
 		// The queued tokens all have the time of the last one: they are
@@ -329,12 +333,9 @@ func (r *rdna) deliver(t rdnaTok) error {
 			// It goes to the front, and the front is released at once.
 			return r.handle(t)
 		case t.t > last:
-			for ; r.qh < n; r.qh++ {
-				if err := r.handle(r.q[r.qh]); err != nil {
-					return err
-				}
+			if err := r.release(); err != nil {
+				return err
 			}
-			r.q, r.qh = r.q[:0], 0
 		case n-r.qh >= rdnaQueueTokens:
 			if err := r.handle(r.q[r.qh]); err != nil {
 				return err
@@ -346,6 +347,49 @@ func (r *rdna) deliver(t rdnaTok) error {
 		}
 	}
 	r.q = append(r.q, t)
+	return nil
+}
+
+// deliverTail016 is 0.1.6's reorder step in the reader's tail (A.4 item
+// 7.13). The first token of the tail releases the queue. Then a token is
+// queued only when the queue is empty or the token has the queued time;
+// otherwise it is handled at once together with the queued ones: before
+// them when it is earlier (a WAVE_READY), after them when it is later. So
+// a WAVE_READY one cycle before the token it follows comes before that
+// token only when that token was queued.
+func (r *rdna) deliverTail016(t rdnaTok) error {
+	if !r.inTail {
+		r.inTail = true
+		if err := r.release(); err != nil {
+			return err
+		}
+	}
+	if n := len(r.q); n > r.qh {
+		switch last := r.q[n-1].t; {
+		case t.t < last:
+			if err := r.handle(t); err != nil {
+				return err
+			}
+			return r.release()
+		case t.t > last:
+			if err := r.release(); err != nil {
+				return err
+			}
+			return r.handle(t)
+		}
+	}
+	r.q = append(r.q, t)
+	return nil
+}
+
+// release hands every queued token to the parser, oldest first.
+func (r *rdna) release() error {
+	for ; r.qh < len(r.q); r.qh++ {
+		if err := r.handle(r.q[r.qh]); err != nil {
+			return err
+		}
+	}
+	r.q, r.qh = r.q[:0], 0
 	return nil
 }
 

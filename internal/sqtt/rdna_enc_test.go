@@ -218,4 +218,31 @@ func (r *rb) timestamp(value uint64, rt, pl bool) *rb {
 	return r.tok(0b0000001, n, 0, -1, f)
 }
 
+// vmemExec writes a VMEM_EXEC token (8 bits, no record; 2.3.2).
+func (r *rb) vmemExec() *rb { return r.tok(0b1111, 8, 4, 5, 0) }
+
+// lastOut stores in p where the next token starts: endTail(p) makes it the
+// last token before the reader's tail.
+func (r *rb) lastOut(p *int) *rb {
+	*p = r.nbits
+	return r
+}
+
+// endTail ends the stream without zero padding so that the reader's tail
+// (A.4 item 7.13: the tokens whose previous token starts 128 bits or less
+// before the end) begins with the token after the one starting at bit
+// prev: NOPs up to the last byte boundary at most 128 bits after prev. The
+// token before the one at prev must be longer than a NOP (else the tail
+// begins earlier).
+func (r *rb) endTail(prev int) []byte {
+	end := (prev + 128) &^ 7
+	if r.nbits > end {
+		panic("rb.endTail: the stream is longer already")
+	}
+	for r.nbits < end {
+		r.nop()
+	}
+	return r.b
+}
+
 func (r *rb) bytes() []byte { return r.b }

@@ -26,8 +26,8 @@ func rdnaFuzzISA() *table {
 // FuzzDecodeRDNA feeds arbitrary token streams to the RDNA decoder: gen
 // picks the generation (gfx10, gfx11, gfx12) written into the HEADER's
 // version field; the rest of data, including the other header bits, is
-// the fuzzer's. Decoding must never panic or hang and may only fail with
-// the documented errors.
+// the fuzzer's. Decoding, in the default mode and under Compat016, must
+// never panic or hang and may only fail with the documented errors.
 func FuzzDecodeRDNA(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "rdna", "*.att"))
 	for _, p := range files {
@@ -55,6 +55,7 @@ func FuzzDecodeRDNA(f *testing.F) {
 			binary.LittleEndian.PutUint16(data, h)
 		}
 		fuzzDecode(t, New(), data, rdnaFuzzISA())
+		fuzzDecode(t, &Decoder{Compat016: true}, data, rdnaFuzzISA())
 	})
 }
 
