@@ -96,3 +96,31 @@ func TestRoundTripRDNADrop(t *testing.T) {
 		t.Fatal("no STITCH_INCOMPLETE: the dropped tokens did not disturb the stitcher")
 	}
 }
+
+// TestRoundTripRDNAShortBarrierWait decodes a gfx12 dropped-token trace
+// whose model splits an excluded barrier wait of 0 cycles into the
+// timeline (spec 3.6, A.4 R7; seed 581 is one such, among the seeds
+// TestRoundTripRDNADrop does not try), which the decoder used to skip.
+func TestRoundTripRDNAShortBarrierWait(t *testing.T) {
+	ix := loadIndex(t, "gfx1201.index")
+	cfg, o := rdSeedConfig(ix, 12, 581)
+	o.DropTokens = true
+	trace, want, err := GenerateRDNA(cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := 0
+	for _, b := range want {
+		for _, w := range b.Waves {
+			for _, s := range w.Timeline {
+				if s.Type == wire.StateWait && s.Duration <= 0 {
+					short++
+				}
+			}
+		}
+	}
+	if short == 0 {
+		t.Fatal("the model has no WAIT of 0 or fewer cycles: pick another seed")
+	}
+	matchNative(t, trace, ix, want, fmt.Sprintf("gfx12 seed 581: config %s %+v\n", cfgSummary(cfg), o))
+}
