@@ -614,18 +614,27 @@ func TestFileSpool(t *testing.T) {
 	}
 }
 
-// TestCoalescerRadix: large flushes (radix-sorted, several digits, negative
-// and huge starts) agree with Coalesce.
+// TestCoalescerRadix: large compactions (nearly sorted or not, bucketed
+// and insertion-sorted or radix-sorted in several digits, negative and
+// huge starts) agree with Coalesce.
 func TestCoalescerRadix(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
-	for _, spread := range []int64{100, 1 << 20, 1 << 40, -1} {
+	for _, spread := range []int64{100, 1 << 20, 1 << 40, -1, -2, -3} {
 		var all []Span
 		var c coalescer
-		for range 20000 {
+		for k := range 20000 {
 			var s Span
-			if spread < 0 {
+			switch spread {
+			case -1: // anywhere
 				s = Span{rng.Int64() - 1<<62, int64(rng.IntN(50))}
-			} else {
+			case -2: // crowded buckets: the range is wide, the starts are not
+				s = Span{rng.Int64N(1 << 20), int64(rng.IntN(50))}
+				if k%5000 == 0 {
+					s.Start = 1 << 50
+				}
+			case -3: // nearly sorted, as waves add them
+				s = Span{int64(k*20) + rng.Int64N(200), int64(rng.IntN(50))}
+			default:
 				s = Span{rng.Int64N(spread) - spread/2, int64(rng.IntN(50))}
 			}
 			all = append(all, s)

@@ -414,11 +414,17 @@ func (c *coalescer) intervals() []Interval {
 // reset empties the coalescer, keeping its storage.
 func (c *coalescer) reset() { c.ivs, c.done = c.ivs[:0], 0 }
 
-// radixStarts sorts p by start, least significant digit of start - min
-// first, in as few passes of at most 13 bits as the range of starts needs
-// (two for a range below 2^26 cycles), with buf as the other buffer. It
+// radixStarts sorts p by start, with buf as the other buffer. It
 // returns the sorted intervals (in p's or buf's storage) and the other
 // buffer, to keep for the next sort.
+//
+// Intervals gathered wave after wave come nearly sorted (each wave's are
+// sorted, and a scope's waves come about in time order), so it first
+// tries one counting pass on the high bits of start - min, into about a
+// quarter as many buckets as intervals, which leaves each interval among
+// the few others of its bucket, and an insertion sort to finish. When the
+// insertion sort would move too much (input far from sorted, or crowded
+// buckets), a least-significant-digit radix sort takes over.
 func radixStarts(p, buf []Interval) (sorted, spare []Interval) {
 	if len(p) < 256 {
 		slices.SortFunc(p, func(a, b Interval) int { return cmp.Compare(a.Start(), b.Start()) })
@@ -433,11 +439,56 @@ func radixStarts(p, buf []Interval) (sorted, spare []Interval) {
 	if width == 0 {
 		return p, buf
 	}
+	buf = slices.Grow(buf[:0], len(p))[:len(p)]
+	var shift uint
+	if b := uint(bits.Len(uint(len(p)))) - 2; width > b {
+		shift = width - b
+	}
+	count := make([]int, (uint64(hi)-uint64(lo))>>shift+2)
+	for _, iv := range p {
+		count[(uint64(iv.Start())-uint64(lo))>>shift+1]++
+	}
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	for _, iv := range p {
+		d := (uint64(iv.Start()) - uint64(lo)) >> shift
+		buf[count[d]] = iv
+		count[d]++
+	}
+	if insertionByStart(buf, 4*len(buf)) {
+		return buf, p
+	}
+	return lsdStarts(buf, p, lo, width)
+}
+
+// insertionByStart sorts s by start unless that takes more than budget
+// moves; it reports whether it did. s stays a permutation either way.
+func insertionByStart(s []Interval, budget int) bool {
+	for i := 1; i < len(s); i++ {
+		v := s[i]
+		vs := v.Start()
+		j := i
+		for j > 0 && s[j-1].Start() > vs {
+			s[j] = s[j-1]
+			j--
+		}
+		s[j] = v
+		if budget -= i - j; budget < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// lsdStarts sorts p by start, least significant digit of start - lo
+// first, in as few passes of at most 13 bits as width bits need (two
+// below 2^26 cycles), with buf (as long as p) as the other buffer.
+func lsdStarts(p, buf []Interval, lo int64, width uint) (sorted, spare []Interval) {
 	const maxDigit = 13
 	passes := (width + maxDigit - 1) / maxDigit
 	digit := (width + passes - 1) / passes
 	mask := uint64(1)<<digit - 1
-	buf = slices.Grow(buf[:0], len(p))[:len(p)]
 	src, dst := p, buf
 	count := make([]int, 1<<digit)
 	for shift := uint(0); shift < width; shift += digit {
