@@ -1,6 +1,7 @@
 package hidden
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -722,5 +723,62 @@ func TestEndSE(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("spool left behind: %v", ents)
+	}
+}
+
+// TestSpoolRecords: a wave's spool records, narrow and wide, decode to
+// what went in; a cut record or an unknown PC number is an error, never a
+// panic.
+func TestSpoolRecords(t *testing.T) {
+	type rec struct {
+		id    uint32
+		cat   wire.InstCategory
+		dt    int64
+		stall uint32
+		dur   int32
+	}
+	recs := []rec{
+		{1, wire.CatVALU, 4, 0, 8},
+		{2, wire.CatSALU, 1<<14 - 1, 1<<13 - 1, 1<<13 - 1}, // the largest narrow record
+		{3, wire.CatVMEM, 1 << 14, 0, 4},                   // wide: time
+		{4, wire.CatLDS, -3, 0, 4},                         // wide: time going back
+		{5, wire.CatSMEM, 0, 1 << 13, 4},                   // wide: stall
+		{6, wire.CatFLAT, 0, 0, -1},                        // wide: negative duration
+		{1 << 20, wire.CatJump, 0, 0, 1},                   // wide: PC number
+		{7, wire.CatUnresolved + 1, 0, 0, 1},               // wide: category 15
+		{8, wire.CatImmed, 1 << 40, 1<<32 - 1, 1<<31 - 1},  // wide: everything large
+	}
+	b := binary.LittleEndian.AppendUint64(nil, uint64(100))
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(recs)))
+	narrow := 0
+	for _, r := range recs {
+		n := len(b)
+		b = appendInst(b, r.id, r.cat, r.dt, r.stall, r.dur)
+		if len(b)-n == 8 {
+			narrow++
+		}
+	}
+	if narrow != 2 {
+		t.Fatalf("%d narrow records, want 2", narrow)
+	}
+	begin, ins, rest, err := decodeWave(b, nil, 1<<20+1)
+	if err != nil || begin != 100 || len(rest) != 0 || len(ins) != len(recs) {
+		t.Fatalf("decode: begin %d, %d instructions, %d bytes left, %v", begin, len(ins), len(rest), err)
+	}
+	clock := int64(100)
+	for k, r := range recs {
+		clock += r.dt
+		want := inst{id: r.id, cat: r.cat, clock: clock, stall: int64(r.stall), cycle: max(int64(r.stall), int64(r.dur))}
+		if ins[k] != want {
+			t.Errorf("record %d: %+v, want %+v", k, ins[k], want)
+		}
+	}
+	for n := range len(b) {
+		if _, _, _, err := decodeWave(b[:n], nil, 1<<20+1); err == nil {
+			t.Errorf("a wave cut to %d of %d bytes decodes", n, len(b))
+		}
+	}
+	if _, _, _, err := decodeWave(b, nil, 1<<20); err == nil {
+		t.Error("PC number 1<<20 of 1<<20 decodes")
 	}
 }
