@@ -85,18 +85,50 @@ func (c *chain) flushIfFull() error {
 	if err != nil {
 		return err
 	}
-	c.blocks = append(c.blocks, b)
+	// A block written right after the chain's last one extends it: a chain
+	// that fills while no other does keeps one entry.
+	if n := len(c.blocks); n > 0 && c.blocks[n-1].off+c.blocks[n-1].n == b.off {
+		c.blocks[n-1].n += b.n
+	} else {
+		c.blocks = append(c.blocks, b)
+	}
 	c.tail = c.tail[:0]
 	return nil
 }
 
-// reader reads the chain from its start.
-func (c *chain) reader() io.Reader {
-	rs := make([]io.Reader, 0, len(c.blocks)+1)
-	for _, b := range c.blocks {
-		rs = append(rs, io.NewSectionReader(c.s.f, b.off, b.n))
+// reader reads the chain from its start, a block at a time.
+func (c *chain) reader() io.Reader { return &chainReader{c: c} }
+
+// A chainReader reads a chain's blocks in order, then its tail.
+type chainReader struct {
+	c   *chain
+	i   int   // the block being read; len(blocks): the tail
+	off int64 // read so far of block i (or of the tail)
+}
+
+func (r *chainReader) Read(p []byte) (int, error) {
+	for r.i < len(r.c.blocks) {
+		b := r.c.blocks[r.i]
+		if r.off == b.n {
+			r.i, r.off = r.i+1, 0
+			continue
+		}
+		n, err := r.c.s.f.ReadAt(p[:min(int64(len(p)), b.n-r.off)], b.off+r.off)
+		r.off += int64(n)
+		if err == io.EOF && r.off < b.n || err != nil && err != io.EOF {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, fmt.Errorf("spool file: %w", err)
+		}
+		return n, nil
 	}
-	return io.MultiReader(append(rs, bytes.NewReader(c.tail))...)
+	if r.off == int64(len(r.c.tail)) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.c.tail[r.off:])
+	r.off += int64(n)
+	return n, nil
 }
 
 // A list is a JSON list (open '[') or object (open '{') at nesting depth

@@ -10,8 +10,11 @@
 //
 // Usage:
 //
-//	go run ./scripts/bench-rcv [-sizes 10MB,160MB] [-keep DIR]
+//	go run ./scripts/bench-rcv [-sizes 10MB,160MB] [-runs 1] [-keep DIR]
 //
+// With -runs N, att-rcv runs N times on each trace and the median peak
+// RSS is compared (the Go runtime's retained pages make a single figure
+// vary by a few percent, more on a loaded machine).
 // The viewer folders are removed after each run (a 160 MB trace makes
 // 600,000 wave files, about 4 GB); -keep keeps the traces and streams.
 package main
@@ -22,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -30,8 +34,13 @@ import (
 func main() {
 	sizes := flag.String("sizes", "10MB,160MB", "comma-separated trace sizes")
 	keep := flag.String("keep", "", "work in this folder and keep the traces (default: a temporary one)")
+	runs := flag.Int("runs", 1, "runs of att-rcv per trace; the median peak RSS is compared")
 	flag.Parse()
-	if err := bench(strings.Split(*sizes, ","), *keep); err != nil {
+	if *runs < 1 {
+		fmt.Fprintln(os.Stderr, "bench-rcv: -runs must be at least 1")
+		os.Exit(2)
+	}
+	if err := bench(strings.Split(*sizes, ","), *keep, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-rcv:", err)
 		os.Exit(1)
 	}
@@ -57,7 +66,7 @@ func runCmd(name string, args ...string) (result, error) {
 	return r, nil
 }
 
-func bench(sizes []string, keep string) error {
+func bench(sizes []string, keep string, runs int) error {
 	work := keep
 	if work == "" {
 		var err error
@@ -91,14 +100,21 @@ func bench(sizes []string, keep string) error {
 			}
 		}
 		ui := filepath.Join(work, "ui_"+size)
-		os.RemoveAll(ui)
-		os.Remove(filepath.Join(work, "stats_ui_"+size+".csv"))
-		r, err := runCmd(tool("att-rcv"), "-d", ui, "--index", index, rec)
-		if err != nil {
-			return err
+		var rss []int64
+		var r result
+		for range runs {
+			os.RemoveAll(ui)
+			os.Remove(filepath.Join(work, "stats_ui_"+size+".csv"))
+			var err error
+			if r, err = runCmd(tool("att-rcv"), "-d", ui, "--index", index, rec); err != nil {
+				return err
+			}
+			os.RemoveAll(ui)
+			os.Remove(filepath.Join(work, "stats_ui_"+size+".csv"))
+			rss = append(rss, r.maxRSS)
 		}
-		os.RemoveAll(ui)
-		os.Remove(filepath.Join(work, "stats_ui_"+size+".csv"))
+		slices.Sort(rss)
+		r.maxRSS = rss[len(rss)/2]
 		st1, _ := os.Stat(att)
 		st2, _ := os.Stat(rec)
 		var ab, rb int64
@@ -108,7 +124,11 @@ func bench(sizes []string, keep string) error {
 		if st2 != nil {
 			rb = st2.Size()
 		}
-		fmt.Printf("%-8s %12d %12d %10s %9d KiB\n", size, ab, rb, r.wall.Round(10*time.Millisecond), r.maxRSS)
+		fmt.Printf("%-8s %12d %12d %10s %9d KiB", size, ab, rb, r.wall.Round(10*time.Millisecond), r.maxRSS)
+		if runs > 1 {
+			fmt.Printf("  (median of %v)", rss)
+		}
+		fmt.Println()
 		if first == 0 {
 			first = r.maxRSS
 		}
