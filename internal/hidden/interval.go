@@ -186,12 +186,6 @@ func (l *List) reset(ivs []Interval) {
 	}
 }
 
-// Len returns the number of intervals.
-func (l *List) Len() int { return len(l.ivs) }
-
-// Intervals returns the list's intervals; the slice must not be modified.
-func (l *List) Intervals() []Interval { return l.ivs }
-
 // sumAt is the answer to a query at c whose first interval ending after c
 // is i: the cycles of the intervals before i, plus the part of interval i
 // that starts before c (its length, less the part from c to its end).
@@ -370,13 +364,6 @@ func (c *coalescer) add(s Span) {
 // addIntervals adds coalesced intervals (spans too, by compositionality)
 // without compacting: the caller asks for intervals once they are all in.
 func (c *coalescer) addIntervals(ivs []Interval) { c.ivs = append(c.ivs, ivs...) }
-
-// addAll adds the intervals of another coalescer.
-func (c *coalescer) addAll(o *coalescer) {
-	for _, iv := range o.intervals() {
-		c.add(Span{Start: iv.Start(), Len: iv.Len})
-	}
-}
 
 // compact sorts the intervals by start (the order of equal starts does
 // not matter, see sortSpans) and coalesces them in place.
