@@ -458,7 +458,7 @@ func (sd *seData) writeEvents(out io.Writer, ids *kernelIDs, name func(wire.PC) 
 		}
 		return lw.add(func(dst []byte) []byte { return pyjson.AppendAt(dst, obj, 3) })
 	}
-	if sd.evSorted && sd.dpSorted {
+	if !sd.evOrder.unsorted && !sd.dpOrder.unsorted {
 		// The dispatches are few: merge the events past them as they stream.
 		dps, err := sd.dispatches.all()
 		if err != nil {

@@ -89,11 +89,24 @@ type seData struct {
 	occKept    []wire.Occupancy // marker correction only (deferSD)
 	events     records[wire.Event]
 	dispatches records[wire.Dispatch]
-	// The events and dispatches in time order so far (then Finish merges
-	// them as it streams), and the last times seen.
-	evSorted, dpSorted bool
-	evLast, dpLast     int64
-	realtime           *list // rows of realtime.json's SE<N> list
+	// Whether the events and the dispatches came in time order (then
+	// Finish merges them as it streams).
+	evOrder, dpOrder timeOrder
+	realtime         *list // rows of realtime.json's SE<N> list
+}
+
+// A timeOrder tells whether the times seen so far came in order.
+type timeOrder struct {
+	last     int64 // the latest time seen
+	unsorted bool
+}
+
+func (o *timeOrder) see(t int64) {
+	if t < o.last {
+		o.unsorted = true
+	} else {
+		o.last = t
+	}
 }
 
 // traceData holds the per-trace records written when the trace ends.
@@ -152,8 +165,8 @@ func (w *Writer) BeginTrace(h *wire.Header) error {
 		}
 		w.se[se] = &seData{
 			occupancy: records[wire.Occupancy]{chain: chain{s: sp}}, events: records[wire.Event]{chain: chain{s: sp}},
-			dispatches: records[wire.Dispatch]{chain: chain{s: sp}}, evSorted: true, dpSorted: true,
-			realtime: newList(sp, '[', 1)}
+			dispatches: records[wire.Dispatch]{chain: chain{s: sp}},
+			realtime:   newList(sp, '[', 1)}
 		w.ses = append(w.ses, se)
 	}
 	w.cur = &traceData{se: se}
@@ -201,20 +214,12 @@ func (w *Writer) AddBatch(b *wire.Batch) error {
 		err = w.addPerf(t, b.PerfEvents)
 	case wire.TypeEvent:
 		for i := range b.Events {
-			if e := &b.Events[i]; e.Time < sd.evLast {
-				sd.evSorted = false
-			} else {
-				sd.evLast = e.Time
-			}
+			sd.evOrder.see(b.Events[i].Time)
 		}
 		err = sd.events.add(b.Events)
 	case wire.TypeDispatch:
 		for i := range b.Dispatches {
-			if d := &b.Dispatches[i]; d.Time < sd.dpLast {
-				sd.dpSorted = false
-			} else {
-				sd.dpLast = d.Time
-			}
+			sd.dpOrder.see(b.Dispatches[i].Time)
 		}
 		err = sd.dispatches.add(b.Dispatches)
 	case wire.TypeRealtime:
