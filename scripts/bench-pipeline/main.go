@@ -17,12 +17,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
-	"syscall"
 	"time"
+
+	"github.com/attkit/attkit/scripts/internal/measure"
 )
 
 func main() {
@@ -36,28 +35,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
 		os.Exit(1)
 	}
-}
-
-type result struct {
-	wall   time.Duration
-	maxRSS int64 // KiB
-}
-
-func runCmd(dir string, env []string, name string, args ...string) (result, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	err := cmd.Run()
-	r := result{wall: time.Since(start)}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss
-	}
-	if err != nil {
-		return r, fmt.Errorf("%s %s: %v", name, strings.Join(args, " "), err)
-	}
-	return r, nil
 }
 
 func median(d []time.Duration) time.Duration {
@@ -80,7 +57,7 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 	bin := filepath.Join(work, "bin")
 	capDir := filepath.Join(work, "capture")
 	os.MkdirAll(capDir, 0o755)
-	if _, err := runCmd(root, nil, "go", "build", "-o", bin+"/", "./cmd/..."); err != nil {
+	if _, err := measure.Run(root, nil, "go", "build", "-o", bin+"/", "./cmd/..."); err != nil {
 		return err
 	}
 	co := filepath.Join(capDir, "77_1_code_object_id_1.hsaco")
@@ -90,7 +67,7 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 	}
 	os.WriteFile(co, src, 0o644)
 	idx := filepath.Join(work, "index")
-	if _, err := runCmd(root, nil, filepath.Join(bin, "co-index"), "-o", idx, co); err != nil {
+	if _, err := measure.Run(root, nil, filepath.Join(bin, "co-index"), "-o", idx, co); err != nil {
 		return err
 	}
 	var traces []string
@@ -98,7 +75,7 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 	for se := 0; se < ses; se++ {
 		tr := filepath.Join(capDir, fmt.Sprintf("77_1_shader_engine_%d_1.att", se))
 		if st, err := os.Stat(tr); err != nil {
-			if _, err := runCmd(root, nil, "go", "run", "./scripts/gentrace", "-index", idx, "-seed", fmt.Sprint(se+1),
+			if _, err := measure.Run(root, nil, "go", "run", "./scripts/gentrace", "-index", idx, "-seed", fmt.Sprint(se+1),
 				"-size", size, "-max-trips", "200", "-q", "-o", tr); err != nil {
 				return err
 			}
@@ -120,12 +97,12 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 		os.RemoveAll(out)
 		os.MkdirAll(out, 0o755)
 		var seq time.Duration
-		add := func(name string, res result) {
-			seq += res.wall
-			steps[name] += res.wall
-			seqPeak = max(seqPeak, res.maxRSS)
+		add := func(name string, res measure.Result) {
+			seq += res.Wall
+			steps[name] += res.Wall
+			seqPeak = max(seqPeak, res.MaxRSS)
 		}
-		res, err := runCmd(root, nil, filepath.Join(bin, "co-index"), "-o", filepath.Join(out, "index"), co)
+		res, err := measure.Run(root, nil, filepath.Join(bin, "co-index"), "-o", filepath.Join(out, "index"), co)
 		if err != nil {
 			return err
 		}
@@ -133,19 +110,19 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 		var recs []string
 		for i, tr := range traces {
 			rec := filepath.Join(out, fmt.Sprintf("%d.rec", i))
-			res, err := runCmd(root, nil, filepath.Join(bin, "att-decode"), "--backend", "native", "--index", idx, "-o", rec, tr)
+			res, err := measure.Run(root, nil, filepath.Join(bin, "att-decode"), "--backend", "native", "--index", idx, "-o", rec, tr)
 			if err != nil {
 				return err
 			}
 			add("att-decode (each)", res)
 			recs = append(recs, rec)
 		}
-		res, err = runCmd(root, nil, filepath.Join(bin, "att-rcv"), append([]string{"-d", filepath.Join(out, "ui"), "--formats", "json", "--index", idx}, recs...)...)
+		res, err = measure.Run(root, nil, filepath.Join(bin, "att-rcv"), append([]string{"-d", filepath.Join(out, "ui"), "--formats", "json", "--index", idx}, recs...)...)
 		if err != nil {
 			return err
 		}
 		add("att-rcv", res)
-		res, err = runCmd(root, nil, filepath.Join(bin, "att-stats"), append([]string{"--index", idx, "-o", filepath.Join(out, "stats.csv")}, recs...)...)
+		res, err = measure.Run(root, nil, filepath.Join(bin, "att-stats"), append([]string{"--index", idx, "-o", filepath.Join(out, "stats.csv")}, recs...)...)
 		if err != nil {
 			return err
 		}
@@ -155,13 +132,13 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 		// (2) att-tool.
 		tout := filepath.Join(work, "tool")
 		os.RemoveAll(tout)
-		res, err = runCmd(root, nil, filepath.Join(bin, "att-tool"),
+		res, err = measure.Run(root, nil, filepath.Join(bin, "att-tool"),
 			"-d", tout, "-j", fmt.Sprint(jobs), "--backend", "native", capDir)
 		if err != nil {
 			return err
 		}
-		toolTimes = append(toolTimes, res.wall)
-		toolPeak = max(toolPeak, res.maxRSS)
+		toolTimes = append(toolTimes, res.Wall)
+		toolPeak = max(toolPeak, res.MaxRSS)
 	}
 	seq, tool := median(seqTimes), median(toolTimes)
 	fmt.Printf("steps one after another: %v (", seq.Round(time.Millisecond))

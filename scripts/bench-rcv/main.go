@@ -15,6 +15,7 @@
 // With -runs N, att-rcv runs N times on each trace and the median peak
 // RSS is compared (the Go runtime's retained pages make a single figure
 // vary by a few percent, more on a loaded machine).
+//
 // The viewer folders are removed after each run (a 160 MB trace makes
 // 600,000 wave files, about 4 GB); -keep keeps the traces and streams.
 package main
@@ -27,8 +28,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/attkit/attkit/scripts/internal/measure"
 )
 
 func main() {
@@ -44,26 +46,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-rcv:", err)
 		os.Exit(1)
 	}
-}
-
-type result struct {
-	wall   time.Duration
-	maxRSS int64 // KiB
-}
-
-func runCmd(name string, args ...string) (result, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	err := cmd.Run()
-	r := result{wall: time.Since(start)}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss
-	}
-	if err != nil {
-		return r, fmt.Errorf("%s %s: %v", filepath.Base(name), strings.Join(args, " "), err)
-	}
-	return r, nil
 }
 
 func bench(sizes []string, keep string, runs int) error {
@@ -83,7 +65,7 @@ func bench(sizes []string, keep string, runs int) error {
 	}
 	tool := func(n string) string { return filepath.Join(bin, n) }
 	index := filepath.Join(work, "sample.idx")
-	if _, err := runCmd(tool("co-index"), "-o", index, "testdata/sample/31337_1_code_object_id_1.hsaco"); err != nil {
+	if _, err := measure.Run("", nil, tool("co-index"), "-o", index, "testdata/sample/31337_1_code_object_id_1.hsaco"); err != nil {
 		return err
 	}
 	fmt.Printf("%-8s %12s %12s %10s %12s\n", "trace", "trace bytes", "rec bytes", "wall", "peak RSS")
@@ -92,29 +74,29 @@ func bench(sizes []string, keep string, runs int) error {
 		att := filepath.Join(work, "t"+size+".att")
 		rec := filepath.Join(work, "t"+size+".rec")
 		if _, err := os.Stat(rec); err != nil {
-			if _, err := runCmd(tool("gentrace"), "-index", index, "-seed", "7", "-all", "-size", size, "-q", "-o", att); err != nil {
+			if _, err := measure.Run("", nil, tool("gentrace"), "-index", index, "-seed", "7", "-all", "-size", size, "-q", "-o", att); err != nil {
 				return err
 			}
-			if _, err := runCmd(tool("att-decode"), "--backend", "native", "--quiet", "--index", index, "-o", rec, att); err != nil {
+			if _, err := measure.Run("", nil, tool("att-decode"), "--backend", "native", "--quiet", "--index", index, "-o", rec, att); err != nil {
 				return err
 			}
 		}
 		ui := filepath.Join(work, "ui_"+size)
 		var rss []int64
-		var r result
+		var r measure.Result
 		for range runs {
 			os.RemoveAll(ui)
 			os.Remove(filepath.Join(work, "stats_ui_"+size+".csv"))
 			var err error
-			if r, err = runCmd(tool("att-rcv"), "-d", ui, "--index", index, rec); err != nil {
+			if r, err = measure.Run("", nil, tool("att-rcv"), "-d", ui, "--index", index, rec); err != nil {
 				return err
 			}
 			os.RemoveAll(ui)
 			os.Remove(filepath.Join(work, "stats_ui_"+size+".csv"))
-			rss = append(rss, r.maxRSS)
+			rss = append(rss, r.MaxRSS)
 		}
 		slices.Sort(rss)
-		r.maxRSS = rss[len(rss)/2]
+		r.MaxRSS = rss[len(rss)/2]
 		st1, _ := os.Stat(att)
 		st2, _ := os.Stat(rec)
 		var ab, rb int64
@@ -124,15 +106,15 @@ func bench(sizes []string, keep string, runs int) error {
 		if st2 != nil {
 			rb = st2.Size()
 		}
-		fmt.Printf("%-8s %12d %12d %10s %9d KiB", size, ab, rb, r.wall.Round(10*time.Millisecond), r.maxRSS)
+		fmt.Printf("%-8s %12d %12d %10s %9d KiB", size, ab, rb, r.Wall.Round(10*time.Millisecond), r.MaxRSS)
 		if runs > 1 {
 			fmt.Printf("  (median of %v)", rss)
 		}
 		fmt.Println()
 		if first == 0 {
-			first = r.maxRSS
+			first = r.MaxRSS
 		}
-		last = r.maxRSS
+		last = r.MaxRSS
 	}
 	ratio := float64(last) / float64(first)
 	fmt.Printf("peak RSS, largest / smallest: %.2f (goal: at most 1.10)\n", ratio)
