@@ -882,28 +882,13 @@ func (g *gen) planInst(a *actor, w *walk) error {
 }
 
 // skipNoToken moves the wave past the instructions that produce no token
-// (none may start a stitch anchor) to the next one that does.
-func (g *gen) skipNoToken(w *walk) error {
-	pr := g.prog
-	for hops := 0; ; hops++ {
-		if w.cur < 0 {
-			return errors.New("the simulated wave left the indexed program")
-		}
-		l := &pr.lines[w.cur]
-		if l.text == "" {
-			return fmt.Errorf("instruction at %#x has no text", l.pc.Address)
-		}
-		if hops > len(pr.lines)+16 {
-			return fmt.Errorf("no instruction producing a token after %#x", l.pc.Address)
-		}
-		if l.kind != kindNoToken {
-			return nil
-		}
-		if w.anchor && l.cls != clsSkip {
-			return fmt.Errorf("%#x: %q starts a stitch anchor but produces no token", l.pc.Address, l.text)
-		}
-		w.cur = l.next
-	}
+// to the next one that does (program.skipNoToken).
+func (g *gen) skipNoToken(w *walk) (err error) {
+	w.cur, err = g.prog.skipNoToken(w.cur, w.anchor, func(i int32) (bool, bool) {
+		l := &g.prog.lines[i]
+		return l.kind == kindNoToken, l.cls == clsSkip
+	})
+	return err
 }
 
 // planTrap sends the wave to its trap handler (INST GO_TO_TRAP, category

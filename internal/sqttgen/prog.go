@@ -178,6 +178,33 @@ func loadProgram(p isa.Provider, entries []wire.PC, funcs []wire.PC) (*program, 
 
 // distances computes, for every line, the fewest lines to an s_endpgm (or
 // to a return, s_setpc) along the control flow, by relaxation.
+// skipNoToken returns the first line from cur on, following fall-through,
+// that produces a token; what a line is, the generator tells (noToken,
+// and skip for the lines the stitcher skips). A wave at a stitch anchor
+// (anchor) may pass only such skipped lines.
+func (pr *program) skipNoToken(cur int32, anchor bool, kind func(i int32) (noToken, skip bool)) (int32, error) {
+	for hops := 0; ; hops++ {
+		if cur < 0 {
+			return cur, errors.New("the simulated wave left the indexed program")
+		}
+		l := &pr.lines[cur]
+		if l.text == "" {
+			return cur, fmt.Errorf("instruction at %#x has no text", l.pc.Address)
+		}
+		if hops > len(pr.lines)+16 {
+			return cur, fmt.Errorf("no instruction producing a token after %#x", l.pc.Address)
+		}
+		noToken, skip := kind(cur)
+		if !noToken {
+			return cur, nil
+		}
+		if anchor && !skip {
+			return cur, fmt.Errorf("%#x: %q starts a stitch anchor but produces no token", l.pc.Address, l.text)
+		}
+		cur = l.next
+	}
+}
+
 func (pr *program) distances() {
 	ls := pr.lines
 	for i := range ls {

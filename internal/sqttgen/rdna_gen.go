@@ -3,7 +3,6 @@ package sqttgen
 import (
 	"bytes"
 	"container/heap"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -1010,28 +1009,12 @@ func (g *rdnaGen) planInst(a *rdnaActor, w *rdnaWalk) error {
 }
 
 // skipNoToken moves the wave past the instructions that produce no token
-// (none may start a stitch anchor) to the next one that does.
-func (g *rdnaGen) skipNoToken(w *rdnaWalk) error {
-	pr := g.prog
-	for hops := 0; ; hops++ {
-		if w.cur < 0 {
-			return errors.New("the simulated wave left the indexed program")
-		}
-		l := &pr.lines[w.cur]
-		if l.text == "" {
-			return fmt.Errorf("instruction at %#x has no text", l.pc.Address)
-		}
-		if hops > len(pr.lines)+16 {
-			return fmt.Errorf("no instruction producing a token after %#x", l.pc.Address)
-		}
-		if g.rl[w.cur].kind != rkNoToken {
-			return nil
-		}
-		if w.anchor && g.rl[w.cur].cls != clsSkip {
-			return fmt.Errorf("%#x: %q starts a stitch anchor but produces no token", l.pc.Address, l.text)
-		}
-		w.cur = l.next
-	}
+// to the next one that does (program.skipNoToken).
+func (g *rdnaGen) skipNoToken(w *rdnaWalk) (err error) {
+	w.cur, err = g.prog.skipNoToken(w.cur, w.anchor, func(i int32) (bool, bool) {
+		return g.rl[i].kind == rkNoToken, g.rl[i].cls == clsSkip
+	})
+	return err
 }
 
 // excludeWait passes an excluded s_barrier_wait. It has no token (spec
