@@ -593,8 +593,17 @@ func (g *rdnaGen) dispatch(k *kernelInfo) {
 	e.regInit(t, me, pipe, 2, uint32(r.next())|1)
 }
 
-// step advances actor a by one action, the named step of its kind.
+// step advances actor a by one action, the named step of its kind. The
+// actors of other SIMDs, realtime, events and noise are done once the
+// trace closes.
 func (g *rdnaGen) step(a *rdnaActor) {
+	switch a.kind {
+	case raOther, raRT, raEvents, raExec, raNoise, raSData:
+		if g.closing {
+			a.done = true
+			return
+		}
+	}
 	switch a.kind {
 	case raSlot:
 		g.stepSlot(a)
@@ -670,10 +679,6 @@ func (g *rdnaGen) stepOccupancy(a *rdnaActor) {
 // stepOtherSIMD writes an instruction of the other SIMD.
 func (g *rdnaGen) stepOtherSIMD(a *rdnaActor) {
 	e, r := g.e, g.r
-	if g.closing {
-		a.done = true
-		return
-	}
 	c := g.codes.other[r.intn(len(g.codes.other))]
 	e.inst(a.t, uint8(r.intn(32)), c, wire.PC{})
 	a.t = g.evT(a.t + int64(r.rangeIn(0, 60)))
@@ -682,10 +687,6 @@ func (g *rdnaGen) stepOtherSIMD(a *rdnaActor) {
 // stepRealtime writes a realtime sample.
 func (g *rdnaGen) stepRealtime(a *rdnaActor) {
 	e, r := g.e, g.r
-	if g.closing {
-		a.done = true
-		return
-	}
 	e.realtime(a.t, g.rtV+uint64(a.t)/20)
 	a.t += int64(r.rangeIn(200, 6000))
 }
@@ -693,10 +694,6 @@ func (g *rdnaGen) stepRealtime(a *rdnaActor) {
 // stepEvent writes an EVENT or a MISC token with a flag.
 func (g *rdnaGen) stepEvent(a *rdnaActor) {
 	e, r := g.e, g.r
-	if g.closing {
-		a.done = true
-		return
-	}
 	if r.oneIn(2) {
 		ids := []uint8{7, 4, 6, 0x14, 0x16, 0x28, 0x36, 1, 0x10}
 		e.event(a.t, uint8(r.intn(2)), uint8(r.intn(4)), ids[r.intn(len(ids))], r.oneIn(2))
@@ -714,10 +711,6 @@ func (g *rdnaGen) stepEvent(a *rdnaActor) {
 // stepExec writes an ALU_EXEC or VMEM_EXEC token.
 func (g *rdnaGen) stepExec(a *rdnaActor) {
 	e, r := g.e, g.r
-	if g.closing {
-		a.done = true
-		return
-	}
 	e.ignored(a.t, []int{rtAluExec, rtVmemExec}[r.intn(2)])
 	a.t = g.evT(a.t + int64(r.rangeIn(1, 12)))
 }
@@ -725,10 +718,6 @@ func (g *rdnaGen) stepExec(a *rdnaActor) {
 // stepNoise writes a token the parser ignores, or NOP nibbles.
 func (g *rdnaGen) stepNoise(a *rdnaActor) {
 	e, r := g.e, g.r
-	if g.closing {
-		a.done = true
-		return
-	}
 	switch r.intn(6) {
 	case 0:
 		e.nops(1 + r.intn(5))
@@ -753,10 +742,6 @@ func (g *rdnaGen) stepNoise(a *rdnaActor) {
 // stepShaderData writes a shader data token of a random location.
 func (g *rdnaGen) stepShaderData(a *rdnaActor) {
 	r := g.r
-	if g.closing {
-		a.done = true
-		return
-	}
 	wgp := uint8(r.intn(8))
 	if g.gen >= 12 {
 		wgp &^= 2 // see sdataTok
