@@ -37,11 +37,6 @@ func main() {
 	}
 }
 
-func median(d []time.Duration) time.Duration {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return d[len(d)/2]
-}
-
 func bench(ses int, size string, jobs, runs int, keep string) error {
 	root, err := os.Getwd()
 	if err != nil {
@@ -140,7 +135,7 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 		toolTimes = append(toolTimes, res.Wall)
 		toolPeak = max(toolPeak, res.MaxRSS)
 	}
-	seq, tool := median(seqTimes), median(toolTimes)
+	seq, tool := measure.Median(seqTimes), measure.Median(toolTimes)
 	fmt.Printf("steps one after another: %v (", seq.Round(time.Millisecond))
 	var names []string
 	for n := range steps {

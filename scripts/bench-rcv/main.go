@@ -26,7 +26,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -95,8 +94,7 @@ func bench(sizes []string, keep string, runs int) error {
 			os.Remove(filepath.Join(work, "stats_ui_"+size+".csv"))
 			rss = append(rss, r.MaxRSS)
 		}
-		slices.Sort(rss)
-		r.MaxRSS = rss[len(rss)/2]
+		r.MaxRSS = measure.Median(rss)
 		st1, _ := os.Stat(att)
 		st2, _ := os.Stat(rec)
 		var ab, rb int64

@@ -1,13 +1,16 @@
 // Package measure runs a benchmark script's commands and measures them.
 // In: a command (directory, extra environment, name, arguments). Out: its
 // wall time and the peak RSS of its process, or an error naming the
-// command; the command's stderr goes to the script's.
+// command; the command's stderr goes to the script's. Median summarises
+// repeated runs.
 package measure
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,4 +41,11 @@ func Run(dir string, env []string, name string, args ...string) (Result, error) 
 		return r, fmt.Errorf("%s %s: %v", name, strings.Join(args, " "), err)
 	}
 	return r, nil
+}
+
+// Median sorts v and returns its middle element (the upper one of an even
+// count). v must not be empty.
+func Median[T cmp.Ordered](v []T) T {
+	slices.Sort(v)
+	return v[len(v)/2]
 }

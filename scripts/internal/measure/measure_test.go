@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,5 +20,15 @@ func TestRun(t *testing.T) {
 	// A command that does not start has no process state: an error, not a panic.
 	if _, err := Run("", nil, "/nonexistent/measure-test"); err == nil {
 		t.Error("missing command: no error")
+	}
+}
+
+func TestMedian(t *testing.T) {
+	v := []int64{30, 10, 20, 40}
+	if m := Median(v); m != 30 || !slices.IsSorted(v) {
+		t.Errorf("Median of 30 10 20 40 = %d (v %v), want 30 and v sorted", m, v)
+	}
+	if m := Median([]int64{7}); m != 7 {
+		t.Errorf("Median of 7 = %d", m)
 	}
 }
