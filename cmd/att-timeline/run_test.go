@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -388,6 +389,36 @@ func TestMarkers(t *testing.T) {
 	want := "B outer 10,B inner 20,i here 25,E  30,E  40,B next 40,E  40"
 	if strings.Join(got, ",") != want {
 		t.Errorf("markers %q\nwant    %q", strings.Join(got, ","), want)
+	}
+}
+
+// Names with quotes, backslashes, control characters and invalid UTF-8
+// come out as JSON strings of the same text (invalid bytes as U+FFFD).
+func TestNamesEscaped(t *testing.T) {
+	names := []string{"q\"b\\s", "tab\tnl\nbell\x07del\x7f", "bad\xff\xfeutf8", "é✓"}
+	var ms []wire.Marker
+	for i, n := range names {
+		ms = append(ms, wire.Marker{ShaderData: wire.ShaderData{Time: int64(10 * (i + 1)), CU: 1}, Name: n,
+			MarkerKind: 2, MarkerFlags: markerEnter})
+	}
+	var buf bytes.Buffer
+	w := wire.NewWriter(&buf)
+	w.WriteHeader(&wire.Header{Producer: "test", Trace: wire.Trace{SE: 0, Run: 1}})
+	w.WriteBatch(&wire.Batch{Type: wire.TypeMarker, Markers: ms})
+	w.Flush()
+	code, stdout, stderr := runCmd(t, &buf)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []string
+	for _, e := range parse(t, stdout).TraceEvents {
+		if e.Cat == "marker" && e.Ph == "B" {
+			got = append(got, e.Name)
+		}
+	}
+	want := []string{names[0], names[1], "bad\ufffd\ufffdutf8", names[3]}
+	if !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -136,7 +135,7 @@ func (t *timeline) name(k track, kind, name string, sort int) {
 		kind string
 		arg  func([]byte) []byte
 	}{
-		{kind, func(b []byte) []byte { return appendStr(append(b, `"name":`...), name) }},
+		{kind, func(b []byte) []byte { return wire.AppendJSONString(append(b, `"name":`...), name) }},
 		{sortKind, func(b []byte) []byte { return strconv.AppendInt(append(b, `"sort_index":`...), int64(sort), 10) }},
 	} {
 		b := append(t.buf[:0], `{"name":"`...)
@@ -162,10 +161,10 @@ func (t *timeline) slotTrack(cu, simd, slot uint8) track {
 // thread.
 func head(b []byte, name, cat, ph string, ts int64, k track) []byte {
 	b = append(b, `{"name":`...)
-	b = appendStr(b, name)
+	b = wire.AppendJSONString(b, name)
 	if cat != "" {
 		b = append(b, `,"cat":`...)
-		b = appendStr(b, cat)
+		b = wire.AppendJSONString(b, cat)
 	}
 	b = append(b, `,"ph":"`...)
 	b = append(b, ph...)
@@ -188,7 +187,7 @@ func argStr(b []byte, key, v string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, key...)
 	b = append(b, '"', ':')
-	return appendStr(b, v)
+	return wire.AppendJSONString(b, v)
 }
 
 // argsOpen opens an event's args and the first key's quote: the caller
@@ -269,7 +268,7 @@ func (t *timeline) wave(wv *wire.Wave) {
 		b = strconv.AppendInt(b, ie-ib, 10)
 		b = argsOpen(b)
 		b = append(b, `pc":`...)
-		b = appendStr(b, pcString(in.PC))
+		b = wire.AppendJSONString(b, pcString(in.PC))
 		if r := t.rows[in.PC]; r != nil {
 			b = argStr(b, "text", r.Text)
 			if r.Source != "" {
@@ -339,7 +338,7 @@ func (t *timeline) dispatch(d *wire.Dispatch) {
 	b = append(b, `,"s":"t"`...)
 	b = argsOpen(b)
 	b = append(b, `entry_point":`...)
-	b = appendStr(b, pcString(d.EntryPoint))
+	b = wire.AppendJSONString(b, pcString(d.EntryPoint))
 	b = argInt(b, "me_id", int64(d.MEID))
 	b = argInt(b, "pipe_id", int64(d.PipeID))
 	b = argInt(b, "vgprs", int64(d.VGPRs))
@@ -470,33 +469,4 @@ func (t *timeline) finish() error {
 
 func pcString(pc wire.PC) string {
 	return strconv.FormatUint(pc.CodeObjectID, 10) + ":0x" + strconv.FormatUint(pc.Address, 16)
-}
-
-// appendStr appends s as a JSON string (invalid UTF-8 becomes U+FFFD).
-func appendStr(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
 }

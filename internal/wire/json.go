@@ -43,7 +43,7 @@ func (o *objBuilder) int(k string, v int64) {
 
 func (o *objBuilder) str(k, v string) {
 	s := len(o.scr)
-	o.scr = appendJSONString(o.scr, v)
+	o.scr = AppendJSONString(o.scr, v)
 	o.keys = append(o.keys, k)
 	o.vals = append(o.vals, [2]int{s, len(o.scr)})
 }
@@ -82,7 +82,7 @@ func (o *objBuilder) appendTo(dst []byte) []byte {
 		if n > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, o.keys[i])
+		dst = AppendJSONString(dst, o.keys[i])
 		dst = append(dst, ':')
 		dst = append(dst, o.scr[o.vals[i][0]:o.vals[i][1]]...)
 	}
@@ -91,9 +91,10 @@ func (o *objBuilder) appendTo(dst []byte) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString writes s as jq does: UTF-8 kept, control characters and
-// DEL as \u00XX (\b \f \n \r \t short), invalid bytes as U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
+// AppendJSONString appends s as a JSON string, as jq writes it: UTF-8
+// kept, control characters and DEL as \u00XX (\b \f \n \r \t short),
+// invalid bytes as U+FFFD.
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -292,7 +293,7 @@ func (o *objBuilder) shaderDataObject(r *ShaderData) []byte {
 // number of a value the enum does not know as a number.
 func appendEnum(b []byte, name string) []byte {
 	if name != "" && (name[0] < '0' || name[0] > '9') && name[0] != '-' {
-		return appendJSONString(b, name)
+		return AppendJSONString(b, name)
 	}
 	return append(b, name...)
 }
