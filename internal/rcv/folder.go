@@ -176,26 +176,25 @@ func (f *Folder) TempDir() string { return f.tmp }
 
 // WriteFile writes a file of the folder.
 func (f *Folder) WriteFile(name string, data []byte) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return errClosed
-	}
-	w, err := f.create(filepath.Join(f.tmp, name))
-	if err == nil {
-		_, err = w.Write(data)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", filepath.Join(f.dir, name), unwrapPath(err))
-	}
-	return nil
+	return f.write(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 // Stream writes a file of the folder through write, buffered.
 func (f *Folder) Stream(name string, write func(w io.Writer) error) error {
+	return f.write(name, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// write creates the file name of the folder and fills it with fill.
+func (f *Folder) write(name string, fill func(w io.Writer) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -203,11 +202,7 @@ func (f *Folder) Stream(name string, write func(w io.Writer) error) error {
 	}
 	w, err := f.create(filepath.Join(f.tmp, name))
 	if err == nil {
-		bw := bufio.NewWriterSize(w, 64<<10)
-		err = write(bw)
-		if err == nil {
-			err = bw.Flush()
-		}
+		err = fill(w)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
