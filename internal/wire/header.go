@@ -6,6 +6,9 @@ const (
 	IndexFormat   = "attkit-index"
 	RecordsMajor  = 1
 	IndexMajor    = 1
+	// IndexMinor is the minor version of the index streams WriteIndex
+	// writes: 1 added the "inline" entries (docs/wire.md §3).
+	IndexMinor = 1
 )
 
 // Header opens every record stream (and every part of a concatenated one).

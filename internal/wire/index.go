@@ -60,6 +60,23 @@ type Row struct {
 	Idle       int64
 	Extra      json.RawMessage
 	Raw        json.RawMessage
+	// Inline is the instruction's inline chain from DWARF, innermost
+	// first (nil when unknown: a label, no DWARF, or a code.json index,
+	// which cannot carry it). See InlineFrame.
+	Inline []InlineFrame
+}
+
+// An InlineFrame is one function of an instruction's inline chain. The
+// first frame is the function whose code the instruction is, at the
+// instruction's own source line (Row.Source's first file:line); each
+// next frame is the function that inlined the one before, at the call
+// site (the next file:line of Row.Source); the last is the concrete,
+// not inlined, function (the kernel or a called function). Line 0 is
+// unknown ("file:?" in Source); Function is "" when DWARF names none.
+type InlineFrame struct {
+	Function string
+	File     string
+	Line     int64
 }
 
 // PC returns the row's program counter.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/attkit/attkit/internal/testutil"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // workedExample is the two-label kernel of python-layer §3.7.
@@ -60,6 +62,9 @@ func TestIndexStreamRoundTrip(t *testing.T) {
 	ix.Rows[1].Size = 8
 	ix.Rows[2].Extra = []byte(`[3,4,[0,1,2,3,4,5,6,7,8,9]]`)
 	ix.Rows[3].SourceNull = true
+	ix.Rows[2].Source = "h.h:3 -> k.cl:9"
+	ix.Rows[2].Inline = []InlineFrame{{"mix", "h.h", 3}, {"mykernel", "k.cl", 9}}
+	ix.Rows[4].Inline = []InlineFrame{{"", "", 0}}
 	ix.Rows = append(ix.Rows, Row{Raw: []byte(`["odd",1]`)})
 	ix.Funcmap = []FuncmapEntry{{CodeObj: 1, MarkerID: 7, Kind: "F", Name: "scope", Source: "s.cpp:1"}}
 	ix.FuncmapLayout = []FuncmapLayout{{CodeObj: 1, Bits: 12, Shift: 4}}
@@ -74,9 +79,21 @@ func TestIndexStreamRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix.Header.Format, ix.Header.Major = IndexFormat, IndexMajor
+	ix.Header.Format, ix.Header.Major, ix.Header.Minor = IndexFormat, IndexMajor, IndexMinor
+	if back.Header.Minor != 1 {
+		t.Errorf("minor %d, want 1 (the inline entries)", back.Header.Minor)
+	}
 	if !reflect.DeepEqual(back, ix) {
 		t.Errorf("round trip differs:\n got %+v\nwant %+v", back, ix)
+	}
+	// code.json cannot carry the chains: it is the same with and without.
+	plain := *ix
+	plain.Rows = slices.Clone(ix.Rows)
+	for i := range plain.Rows {
+		plain.Rows[i].Inline = nil
+	}
+	if !bytes.Equal(plain.CodeJSON(), ix.CodeJSON()) {
+		t.Error("the inline chains changed code.json")
 	}
 	// code.json of both agree, and the code.json keeps the unknown key.
 	if !bytes.Equal(back.CodeJSON(), ix.CodeJSON()) {
@@ -102,6 +119,11 @@ func TestReadIndexErrors(t *testing.T) {
 		{"truncated", full[:len(full)-3], 1},
 		{"bad json", []byte(`{"code": [`), 1},
 		{"json without code", []byte(`{"x": 1}`), 1},
+		{"inline before any row", indexWith(t, nil, "inline", []any{"f", "a.c", 1}), 1},
+		{"inline twice", indexWith(t, []Row{{Text: "s_nop 0"}}, "inline", []any{"f", "a.c", 1}, "inline", []any{"f", "a.c", 1}), 1},
+		{"inline frames of 2", indexWith(t, []Row{{Text: "s_nop 0"}}, "inline", []any{"f", "a.c"}), 1},
+		{"inline empty", indexWith(t, []Row{{Text: "s_nop 0"}}, "inline", []any{}), 1},
+		{"inline line not a number", indexWith(t, []Row{{Text: "s_nop 0"}}, "inline", []any{"f", "a.c", "x"}), 1},
 	} {
 		_, err := ReadIndex(bytes.NewReader(tc.in), tc.name)
 		if err == nil {
@@ -111,6 +133,35 @@ func TestReadIndexErrors(t *testing.T) {
 		if c := codeOf(err); c != tc.code {
 			t.Errorf("%s: exit code %d, want %d (%v)", tc.name, c, tc.code, err)
 		}
+	}
+}
+
+// indexWith returns an index stream of rows followed by tagged entries,
+// each a tag and its one field.
+func indexWith(t *testing.T, rows []Row, tagged ...any) []byte {
+	var buf bytes.Buffer
+	if err := WriteIndex(&buf, &Index{Rows: rows}); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	for i := 0; i+1 < len(tagged); i += 2 {
+		p, err := msgpack.Marshal([]any{tagged[i], tagged[i+1]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, p...)
+	}
+	return b
+}
+
+// TestIndexSkipsUnknownTags: an entry of a later minor version, with any
+// number of fields, is skipped, so the "inline" entries of minor 1 are
+// skipped by a reader of minor 0 in the same way.
+func TestIndexSkipsUnknownTags(t *testing.T) {
+	in := indexWith(t, []Row{{Text: "s_nop 0", Source: "a.c:1"}}, "later", []any{1, "x", []any{2}})
+	ix, err := ReadIndex(bytes.NewReader(in), "x")
+	if err != nil || len(ix.Rows) != 1 || ix.Rows[0].Source != "a.c:1" {
+		t.Fatalf("%v %+v", err, ix)
 	}
 }
 

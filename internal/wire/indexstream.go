@@ -12,14 +12,16 @@ import (
 
 // The index stream is a header map followed by tagged arrays, one per code
 // object, row, kernel and funcmap entry: ["row", kind, codeobj, vaddr, size,
-// text, source, line, hit, latency, stall, idle, extra, raw]. Readers skip
-// tags they do not know, so minor versions can add some. See docs/wire.md.
+// text, source, line, hit, latency, stall, idle, extra, raw], a row with an
+// inline chain followed by ["inline", [function, file, line, …]] (minor 1).
+// Readers skip tags they do not know, so minor versions can add some. See
+// docs/wire.md.
 
 // WriteIndex writes ix as an index stream.
 func WriteIndex(w io.Writer, ix *Index) error {
 	bw := bufio.NewWriter(w)
 	h := ix.Header
-	h.Format, h.Major = IndexFormat, IndexMajor
+	h.Format, h.Major, h.Minor = IndexFormat, IndexMajor, IndexMinor
 	p, err := marshalMap(&h)
 	if err != nil {
 		return err
@@ -80,6 +82,16 @@ func WriteIndex(w io.Writer, ix *Index) error {
 		b = appendInt(b, r.Idle)
 		b = appendRaw(b, r.Extra)
 		b = appendRaw(b, r.Raw)
+		if len(r.Inline) > 0 {
+			b = appendArrayLen(b, 2)
+			b = appendString(b, "inline")
+			b = appendArrayLen(b, 3*len(r.Inline))
+			for _, f := range r.Inline {
+				b = appendString(b, f.Function)
+				b = appendString(b, f.File)
+				b = appendInt(b, f.Line)
+			}
+		}
 		bw.Write(b)
 	}
 	for _, k := range ix.Kernels {
@@ -204,7 +216,7 @@ func readIndexStream(br *bufio.Reader, name string) (*Index, error) {
 		if m.err != nil {
 			return nil, &FormatError{Name: name, Offset: m.off, Err: m.err}
 		}
-		want := map[string]int{"doc": 6, "object": 5, "row": 14, "kernel": 5,
+		want := map[string]int{"doc": 6, "object": 5, "row": 14, "inline": 2, "kernel": 5,
 			"funcmap": 7, "funcmap_layout": 4, "funcmap_payload": 4}[tag]
 		if want != 0 && n != want {
 			m.failf("index %s entry: expected %d fields, found %d", tag, want, n)
@@ -247,6 +259,21 @@ func readIndexStream(br *bufio.Reader, name string) (*Index, error) {
 			r.Extra = rawOrNil(m.bin(nil))
 			r.Raw = rawOrNil(m.bin(nil))
 			ix.Rows = append(ix.Rows, r)
+		case "inline":
+			if len(ix.Rows) == 0 || ix.Rows[len(ix.Rows)-1].Inline != nil {
+				m.failf("index inline entry: not right after a row")
+				break
+			}
+			k := m.arrayLen()
+			if k%3 != 0 || k == 0 {
+				m.failf("index inline entry: %d values, not frames of 3", k)
+				break
+			}
+			fr := make([]InlineFrame, 0, min(k/3, 64))
+			for ; k > 0 && m.err == nil; k -= 3 {
+				fr = append(fr, InlineFrame{Function: m.str(), File: m.str(), Line: m.int()})
+			}
+			ix.Rows[len(ix.Rows)-1].Inline = fr
 		case "kernel":
 			ix.Kernels = append(ix.Kernels, Kernel{Address: m.uint(), CodeObj: m.uint(),
 				Name: m.str(), Demangled: m.str()})

@@ -349,6 +349,11 @@ func FuzzReadIndex(f *testing.F) {
 	WriteIndex(&buf, workedExample())
 	f.Add(buf.Bytes())
 	f.Add(workedExample().CodeJSON())
+	inl := workedExample()
+	inl.Rows[1].Inline = []InlineFrame{{"mix", "h.h", 3}, {"mykernel", "k.cl", 9}}
+	buf.Reset()
+	WriteIndex(&buf, inl)
+	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ix, err := ReadIndex(bytes.NewReader(data), "fuzz")
 		if err != nil {
