@@ -989,7 +989,8 @@ func (r *rdna) eventTok(t rdnaTok) error {
 	if v>>11&1 != 0 {
 		flags |= 2
 	}
-	return r.em.eventRec(typ, t.t, uint8(v>>14&1), uint8(v>>16&3), flags, 0)
+	// pipe 14..15, me 16..17 (2.3.4), as in REG_INIT.
+	return r.em.eventRec(typ, t.t, uint8(v>>16&1), uint8(v>>14&3), flags, 0)
 }
 
 func (r *rdna) shaderData(t rdnaTok) error {

@@ -173,7 +173,7 @@ func (r *rb) newPC(wid int, addr uint64) *rb {
 func (r *rb) misc(flags uint8) *rb { return r.tok(0b1010001, 24, 7, 15, uint64(flags)<<16) }
 
 func (r *rb) event(id, me, pipe int, bop bool) *rb {
-	f := uint64(me)<<14 | uint64(pipe)<<16 | uint64(id)<<18
+	f := uint64(pipe)<<14 | uint64(me)<<16 | uint64(id)<<18
 	if bop {
 		f |= 1 << 11
 	}

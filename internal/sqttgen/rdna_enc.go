@@ -432,7 +432,7 @@ func (e *rdnaEncoder) regInit(t int64, me, pipe, typ uint8, data uint32) {
 
 // event writes an EVENT token.
 func (e *rdnaEncoder) event(t int64, me, pipe uint8, id uint8, bop bool) {
-	f := uint64(me&3)<<14 | uint64(pipe&3)<<16 | uint64(id&0x3F)<<18 | uint64(e.rnd(4))<<12
+	f := uint64(pipe&3)<<14 | uint64(me&3)<<16 | uint64(id&0x3F)<<18 | uint64(e.rnd(4))<<12
 	if bop {
 		f |= 1 << 11
 	}
