@@ -1,7 +1,9 @@
 // Command co-index indexes AMDGPU code objects (.hsaco, .co, .out: ELF with
 // DWARF) for the other attkit tools: for every instruction its address,
 // size, ISA text (branch operands normalised), source file:line with the
-// inlined call chain, and the function and debug labels, in the order and
+// inlined call chain (in the index and its JSON lines also as "inline"
+// frames naming each function, innermost first; code.json's Source column
+// stays upstream's), and the function and debug labels, in the order and
 // numbering of the viewer's code.json (python-layer spec §3). It is the
 // counterpart of upstream's codegen.py and generate_code.py.
 //

@@ -261,7 +261,8 @@ func appendRows(ix *wire.Index, p *perObject, line int64) int64 {
 			line++
 		}
 		ix.Rows = append(ix.Rows, wire.Row{Kind: wire.RowInstruction, CodeObj: id, Vaddr: load + in.Addr,
-			Size: in.Size, Text: in.Text, Source: p.obj.Lines.Lookup(in.Addr), Line: line})
+			Size: in.Size, Text: in.Text, Source: p.obj.Lines.Lookup(in.Addr), Line: line,
+			Inline: p.obj.Lines.LookupInline(in.Addr)})
 		line++
 	}
 	return line

@@ -17,10 +17,11 @@
 // The JSON lines projection of an index (co-index --format json) writes
 // one JSON object per line, each with a "type" member:
 //
-//	{"type":"header","format":"attkit-index","major":1,"minor":0,"producer":"co-index …","objdump":"/usr/bin/llvm-objdump-19 (…)"}
+//	{"type":"header","format":"attkit-index","major":1,"minor":1,"producer":"co-index …","objdump":"/usr/bin/llvm-objdump-19 (…)"}
 //	{"type":"object","id":1,"path":"/abs/k.hsaco","target":"gfx942","ranges":[[0,3264],[7680,8960]]}
 //	{"type":"row","kind":"function","codeobj":1,"vaddr":7680,"size":0,"line":1,"text":"; _loop_sum","source":"loop_sum"}
-//	{"type":"row","kind":"instruction","codeobj":1,"vaddr":7680,"size":8,"line":2,"text":"s_load_dwordx4 …","source":"k.cl:21"}
+//	{"type":"row","kind":"instruction","codeobj":1,"vaddr":7680,"size":8,"line":2,"text":"s_load_dwordx4 …","source":"k.cl:21","inline":[{"function":"loop_sum","file":"k.cl","line":21}]}
+//	{"type":"row","kind":"instruction","codeobj":1,"vaddr":7720,"size":4,"line":7,"text":"v_xor_b32_e32 …","source":"h.h:8 -> k.cl:24","inline":[{"function":"mix","file":"h.h","line":8},{"function":"loop_sum","file":"k.cl","line":24}]}
 //	{"type":"kernel","address":7680,"codeobj":1,"name":"loop_sum","demangled":"loop_sum"}
 //	{"type":"funcmap","codeobj":1,"marker_id":7,"kind":"F","name":"scope","source":"x.cpp:1","vaddr":0}
 //	{"type":"funcmap_layout","codeobj":1,"bits":12,"shift":4}
@@ -30,6 +31,10 @@
 // order, the kernels, then the funcmap tables. Row kinds are
 // "instruction", "function" (a function label; source holds its name) and
 // "label" (a debug label). Rows carry "hit", "latency", "stall" and "idle"
-// only when non-zero (never in a fresh index). jq users select rows with
+// only when non-zero (never in a fresh index). An instruction row with a
+// DWARF source line has "inline", its chain (wire.InlineFrame), innermost
+// first: the function the code comes from at the instruction's line, then
+// each function that inlined the one before at its call site, the kernel
+// last; one frame per file:line of "source". jq users select rows with
 // `select(.type=="row" and .kind=="instruction")`.
 package codeobj

@@ -5,11 +5,13 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"github.com/attkit/attkit/internal/pypath"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/attkit/attkit/internal/pypath"
+	"github.com/attkit/attkit/internal/wire"
 )
 
 // A LineTable maps instruction addresses to source text as python-layer
@@ -22,6 +24,7 @@ type LineTable struct {
 type lineRange struct {
 	begin, end uint64
 	text       string
+	frames     []wire.InlineFrame // the inline chain, one frame per element of text
 }
 
 // Len returns the number of address ranges in the table.
@@ -43,6 +46,21 @@ func (t *LineTable) Lookup(a uint64) string {
 		return ""
 	}
 	return t.ranges[i].text
+}
+
+// LookupInline returns the inline chain of address a (wire.InlineFrame:
+// innermost first, one frame per file:line of Lookup's text, with the
+// function names from DWARF), or nil. The slice is shared: do not modify
+// it.
+func (t *LineTable) LookupInline(a uint64) []wire.InlineFrame {
+	if t == nil {
+		return nil
+	}
+	i := sort.Search(len(t.ranges), func(i int) bool { return t.ranges[i].begin > a }) - 1
+	if i < 0 || a >= t.ranges[i].end {
+		return nil
+	}
+	return t.ranges[i].frames
 }
 
 // readLines builds the line table of f. No DWARF, or DWARF that debug/dwarf
@@ -192,9 +210,9 @@ func unitRanges(d *dwarf.Data, raw *rawSections, cu *dwarf.Entry, budget int) (o
 		if a.Line != 0 {
 			text = name + ":" + strconv.Itoa(a.Line)
 		}
-		r := lineRange{a.Address, b.Address, text}
+		r := lineRange{a.Address, b.Address, text, []wire.InlineFrame{{File: name, Line: int64(a.Line)}}}
 		if p, ok := pos[r.begin]; ok {
-			out[p].text, out[p].end = r.text, r.end
+			out[p].text, out[p].end, out[p].frames = r.text, r.end, r.frames
 			continue
 		}
 		pos[r.begin] = len(out)
@@ -216,29 +234,119 @@ func unitRanges(d *dwarf.Data, raw *rawSections, cu *dwarf.Entry, budget int) (o
 		return nil, err
 	}
 	if root != nil {
-		var chain []string
+		names := &dieNames{d: d, cache: map[dwarf.Offset]string{}, budget: budget}
+		var chain []*inlineNode
 		for i := range out {
 			chain = chain[:0]
-			root.chain(out[i].begin, &chain)
-			if len(chain) > 0 {
-				out[i].text += " -> " + strings.Join(chain, " -> ")
+			a := out[i].begin
+			root.chain(a, &chain)
+			fr := out[i].frames
+			for _, n := range chain {
+				fr[len(fr)-1].Function = names.of(n.entry)
+				if n.callSite != "" {
+					out[i].text += " -> " + n.callSite
+				} else {
+					out[i].text += " -> "
+				}
+				fr = append(fr, wire.InlineFrame{File: n.callFile, Line: n.callLine})
 			}
+			if sp := root.concrete(a); sp != nil {
+				fr[len(fr)-1].Function = names.of(sp.entry)
+			}
+			out[i].frames = fr
 		}
 	}
 	return out, nil
 }
 
+// dieNames names the functions of DIEs: DW_AT_name, else the name of the
+// DIE its DW_AT_abstract_origin or DW_AT_specification refers to (an
+// inlined or out-of-line instance, a definition of a declaration),
+// followed a few steps at most. Names are cached by DIE offset.
+type dieNames struct {
+	d      *dwarf.Data
+	cache  map[dwarf.Offset]string
+	budget int // DIE reads left: damaged input cannot make it read forever
+}
+
+func (dn *dieNames) of(e *dwarf.Entry) string {
+	if e == nil {
+		return ""
+	}
+	if s, ok := dn.cache[e.Offset]; ok {
+		return s
+	}
+	name := ""
+	cur := e
+	for step := 0; step < 8 && cur != nil; step++ {
+		if s, ok := cur.Val(dwarf.AttrName).(string); ok && s != "" {
+			name = s
+			break
+		}
+		off, ok := cur.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			off, ok = cur.Val(dwarf.AttrSpecification).(dwarf.Offset)
+		}
+		if !ok {
+			break
+		}
+		if s, ok := dn.cache[off]; ok {
+			name = s
+			break
+		}
+		if dn.budget--; dn.budget < 0 {
+			break
+		}
+		r := dn.d.Reader()
+		r.Seek(off)
+		next, err := r.Next()
+		if err != nil || next == nil || next.Offset != off {
+			break
+		}
+		cur = next
+	}
+	dn.cache[e.Offset] = name
+	return name
+}
+
 // An inlineNode is a DIE of the inlining tree (§3.5) with a non-empty
 // covered span.
 type inlineNode struct {
-	inlined  bool
-	ranges   [][2]uint64
-	callSite string
-	lo, hi   uint64 // covered span
-	children []*inlineNode
+	inlined    bool
+	subprogram bool // a DW_TAG_subprogram with code: ranges holds its own
+	ranges     [][2]uint64
+	callSite   string // "call_file:call_line", "" when either is unknown
+	callFile   string // the call site's file and line ("" and 0 when callSite is "")
+	callLine   int64
+	entry      *dwarf.Entry // the DIE, for its function name
+	lo, hi     uint64       // covered span
+	children   []*inlineNode
 }
 
-func (n *inlineNode) chain(a uint64, out *[]string) bool {
+// concrete returns the innermost subprogram node one of whose own
+// ranges contains a, or nil.
+func (n *inlineNode) concrete(a uint64) *inlineNode {
+	if a < n.lo || a >= n.hi {
+		return nil
+	}
+	for _, c := range n.children {
+		if sp := c.concrete(a); sp != nil {
+			return sp
+		}
+	}
+	if n.subprogram {
+		for _, r := range n.ranges {
+			if r[0] <= a && a < r[1] {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
+// chain appends the inlined nodes whose call sites make the chain at a
+// (§3.5), innermost first.
+func (n *inlineNode) chain(a uint64, out *[]*inlineNode) bool {
 	if a < n.lo || a >= n.hi {
 		return false
 	}
@@ -252,7 +360,7 @@ func (n *inlineNode) chain(a uint64, out *[]string) bool {
 	if n.inlined {
 		for _, r := range n.ranges {
 			if r[0] <= a && a < r[1] {
-				*out = append(*out, n.callSite)
+				*out = append(*out, n)
 				return true
 			}
 		}
@@ -270,7 +378,7 @@ func inlineTree(d *dwarf.Data, cu *dwarf.Entry, budget int, resolve func(int) (s
 		if depth > 512 {
 			return nil, fmt.Errorf("DIE tree too deep")
 		}
-		n := &inlineNode{}
+		n := &inlineNode{entry: e}
 		if e.Tag == dwarf.TagInlinedSubroutine {
 			n.inlined = true
 			rs, err := d.Ranges(e)
@@ -287,8 +395,24 @@ func inlineTree(d *dwarf.Data, cu *dwarf.Entry, budget int, resolve func(int) (s
 			if fok && lok {
 				if s, ok := resolve(int(file)); ok {
 					n.callSite = s + ":" + strconv.FormatInt(line, 10)
+					n.callFile, n.callLine = s, line
 				}
 			}
+		} else if e.Tag == dwarf.TagSubprogram {
+			// Its own ranges name the concrete function of the chain.
+			// They widen its covered span, which leaves §3.5's source
+			// text as it was: only inlined ranges contribute call
+			// sites, and those lie inside the spans they had. A
+			// subprogram whose ranges cannot be read only loses its
+			// name.
+			if rs, err := d.Ranges(e); err == nil {
+				for _, x := range rs {
+					if x[1] > x[0] {
+						n.ranges = append(n.ranges, x)
+					}
+				}
+			}
+			n.subprogram = len(n.ranges) > 0
 		}
 		if e.Children {
 			for {

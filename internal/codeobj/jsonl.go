@@ -26,18 +26,25 @@ type jsonObject struct {
 }
 
 type jsonRow struct {
-	Type    string `json:"type"`
-	Kind    string `json:"kind"`
-	CodeObj uint64 `json:"codeobj"`
-	Vaddr   uint64 `json:"vaddr"`
-	Size    uint64 `json:"size"`
-	Line    int64  `json:"line"`
-	Text    string `json:"text"`
-	Source  string `json:"source"`
-	Hit     int64  `json:"hit,omitempty"`
-	Latency int64  `json:"latency,omitempty"`
-	Stall   int64  `json:"stall,omitempty"`
-	Idle    int64  `json:"idle,omitempty"`
+	Type    string      `json:"type"`
+	Kind    string      `json:"kind"`
+	CodeObj uint64      `json:"codeobj"`
+	Vaddr   uint64      `json:"vaddr"`
+	Size    uint64      `json:"size"`
+	Line    int64       `json:"line"`
+	Text    string      `json:"text"`
+	Source  string      `json:"source"`
+	Hit     int64       `json:"hit,omitempty"`
+	Latency int64       `json:"latency,omitempty"`
+	Stall   int64       `json:"stall,omitempty"`
+	Idle    int64       `json:"idle,omitempty"`
+	Inline  []jsonFrame `json:"inline,omitempty"`
+}
+
+type jsonFrame struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     int64  `json:"line"`
 }
 
 type jsonKernel struct {
@@ -81,7 +88,7 @@ func WriteJSON(w io.Writer, ix *wire.Index) error {
 	enc.SetEscapeHTML(false)
 	h := ix.Header
 	if h.Format == "" {
-		h.Format, h.Major = wire.IndexFormat, wire.IndexMajor
+		h.Format, h.Major, h.Minor = wire.IndexFormat, wire.IndexMajor, wire.IndexMinor
 	}
 	if err := enc.Encode(jsonHeader{"header", h.Format, h.Major, h.Minor, h.Producer, h.Objdump}); err != nil {
 		return err
@@ -101,8 +108,12 @@ func WriteJSON(w io.Writer, ix *wire.Index) error {
 		if !ok {
 			kind = "unknown"
 		}
+		var frames []jsonFrame
+		for _, f := range r.Inline {
+			frames = append(frames, jsonFrame{f.Function, f.File, f.Line})
+		}
 		if err := enc.Encode(jsonRow{"row", kind, r.CodeObj, r.Vaddr, r.Size, r.Line, r.Text, r.Source,
-			r.Hit, r.Latency, r.Stall, r.Idle}); err != nil {
+			r.Hit, r.Latency, r.Stall, r.Idle, frames}); err != nil {
 			return err
 		}
 	}

@@ -184,7 +184,7 @@ func checkSymbolizer(t *testing.T, tool, path string) {
 }
 
 func TestLineTableLookup(t *testing.T) {
-	lt := &LineTable{ranges: []lineRange{{0x10, 0x20, "a:1"}, {0x20, 0x24, "a:2"}, {0x20, 0x28, "b:3"}, {0x30, 0x34, "c:?"}}}
+	lt := &LineTable{ranges: []lineRange{{0x10, 0x20, "a:1", nil}, {0x20, 0x24, "a:2", nil}, {0x20, 0x28, "b:3", []wire.InlineFrame{{Function: "f", File: "b", Line: 3}}}, {0x30, 0x34, "c:?", nil}}}
 	sort.SliceStable(lt.ranges, func(i, j int) bool { return lt.ranges[i].begin < lt.ranges[j].begin })
 	for _, c := range []struct {
 		a    uint64
@@ -193,9 +193,12 @@ func TestLineTableLookup(t *testing.T) {
 		if got := lt.Lookup(c.a); got != c.want {
 			t.Errorf("Lookup(%#x) = %q, want %q", c.a, got, c.want)
 		}
+		if fr := lt.LookupInline(c.a); (len(fr) == 1 && fr[0].Function == "f") != (c.want == "b:3") {
+			t.Errorf("LookupInline(%#x) = %v", c.a, fr)
+		}
 	}
 	var nilTable *LineTable
-	if nilTable.Lookup(1) != "" || nilTable.Len() != 0 {
+	if nilTable.Lookup(1) != "" || nilTable.Len() != 0 || nilTable.LookupInline(1) != nil {
 		t.Error("nil table not empty")
 	}
 }
