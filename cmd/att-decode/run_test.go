@@ -352,18 +352,6 @@ func TestBackendFlags(t *testing.T) {
 	}
 }
 
-func TestParseCodeObject(t *testing.T) {
-	co, err := parseCodeObject("3=/a/b@c.co@0x7000")
-	if err != nil || co.id != 3 || co.path != "/a/b@c.co" || co.addr != 0x7000 {
-		t.Errorf("%+v %v", co, err)
-	}
-	for _, s := range []string{"3", "x=a@1", "3=a", "3=@1", "3=a@zz"} {
-		if _, err := parseCodeObject(s); err == nil {
-			t.Errorf("%q accepted", s)
-		}
-	}
-}
-
 // TestGeneratedTraces decodes traces of the independent generator
 // (internal/sqttgen) through the whole command, msgpack output included,
 // and compares the records with the generator's expectations.
@@ -463,8 +451,8 @@ func TestArchMismatch(t *testing.T) {
 	rdna := index("rdna.idx", "gfx1100", "gfx1201", "gfx1100")
 	out := filepath.Join(dir, "out.rec")
 	code, stdout, errs := runCmd(nil, "--backend", "native", "--index", rdna, "-o", out, trace)
-	want := "att-decode: " + trace + ": a gfx9 trace, but the code objects of " + rdna +
-		" are for gfx1100, gfx1201; give the index of this trace's code objects, or --force\n"
+	want := "att-decode: " + trace + ": a gfx9 trace, but the code objects" +
+		" are for gfx1100, gfx1201; give the code objects of this trace's GPU\n"
 	if code != 3 || errs != want || stdout != "" {
 		t.Errorf("exit %d, stderr %q; want 3, %q", code, errs, want)
 	}

@@ -51,6 +51,10 @@
 // again. When no executed instruction is in the index at all, att-tool
 // warns and suggests it.
 //
+// Each trace is decoded as att-decode decodes it (one driver,
+// internal/driver): the same backend choice, architecture check (a trace
+// of another GPU than its code objects is refused, exit 3), warnings
+// (decoder INFO records, a truncated or empty trace) and error messages.
 // Decoder warnings go to stderr as "Warning: <trace>: <text>" unless
 // ATT_SUPPRESS_WARNING is set. Progress (per trace, bytes and waves) goes
 // to stderr when it is a terminal or with --progress. The folders are

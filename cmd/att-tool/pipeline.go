@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,16 +13,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/attkit/attkit/internal/backend"
-	"github.com/attkit/attkit/internal/cdec"
+	"github.com/attkit/attkit/internal/driver"
+
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/codeobj"
 	"github.com/attkit/attkit/internal/fold"
-	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/rcv"
 	"github.com/attkit/attkit/internal/snapshot"
-	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/tracename"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -31,8 +29,8 @@ import (
 // folder's source snapshots come from.
 type code struct {
 	ix       *wire.Index
-	prov     isa.Provider
 	fromJSON string // the code.json the index came from ("" when built)
+	drv      *driver.Code
 }
 
 // An output is one viewer folder (and stats CSV) to write: one run of one
@@ -67,7 +65,7 @@ type pipeline struct {
 	outs   []*output
 	made   []string // directories made for the outputs, removed on failure if empty
 	prog   *progress
-	newDec func() (backend.Decoder, func(), error)
+	drv    *driver.Driver
 	quiet  bool
 	warnMu sync.Mutex
 }
@@ -112,9 +110,10 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	if err := p.set.Check(); err != nil {
 		return err
 	}
-	if p.newDec, err = decoders(env, f); err != nil {
+	if p.drv, err = p.newDriver(); err != nil {
 		return err
 	}
+	defer p.drv.Close()
 	if cli.ProgressWanted(f.Progress, env.Stderr) {
 		p.prog = newProgress(env, len(p.tasks))
 		defer p.prog.stop()
@@ -306,13 +305,13 @@ func (p *pipeline) mkdirAll(dir string) error {
 func (p *pipeline) index(ctx context.Context, objects []string, fd *found) (*code, error) {
 	if len(objects) == 0 && len(fd.placed) == 0 {
 		if fd.codeJSON == "" {
-			return &code{}, nil
+			return &code{drv: driver.NewCode(nil)}, nil
 		}
 		ix, err := wire.ReadIndexFile(fd.codeJSON)
 		if err != nil {
 			return nil, err
 		}
-		return &code{ix: ix, prov: isa.NewTable(ix), fromJSON: fd.codeJSON}, nil
+		return &code{ix: ix, fromJSON: fd.codeJSON, drv: driver.NewCode(ix)}, nil
 	}
 	var inputs []codeobj.Input
 	if len(objects) > 0 {
@@ -337,7 +336,7 @@ func (p *pipeline) index(ctx context.Context, objects []string, fd *found) (*cod
 	if err != nil {
 		return nil, err
 	}
-	return &code{ix: ix, prov: isa.NewTable(ix)}, nil
+	return &code{ix: ix, drv: driver.NewCode(ix)}, nil
 }
 
 // codeOnly writes code.json and the source snapshots when no trace was
@@ -403,37 +402,27 @@ func (p *pipeline) codeOnly(ctx context.Context, fd *found) error {
 	return nil
 }
 
-// decoders returns the function that makes one decoder per trace. The
-// backend is chosen once: a missing library is reported once.
-func decoders(env *cli.Env, f *flags) (func() (backend.Decoder, func(), error), error) {
-	native := func() (backend.Decoder, func(), error) {
-		d := sqtt.New()
-		if f.Compat == "0.1.6" {
-			d.Compat016, d.PoolLimit = true, -1
-		}
-		return d, func() {}, nil
-	}
-	if f.Backend == "native" {
-		return native, nil
-	}
-	d, err := cdec.Load(f.Lib)
-	if err != nil {
-		if f.Backend == "rocm" {
-			return nil, err
-		}
-		if f.Lib != "" {
-			env.Warnf("%v; using the native decoder", err)
-		}
-		return native, nil
-	}
-	d.Close()
-	return func() (backend.Decoder, func(), error) {
-		d, err := cdec.Load(f.Lib)
-		if err != nil {
-			return nil, nil, err
-		}
-		return d, func() { d.Close() }, nil
-	}, nil
+// newDriver chooses the backend once (a missing library is reported once)
+// and routes the decoders' warnings: "Warning: <trace>: <text>" as
+// upstream prints them, unless ATT_SUPPRESS_WARNING is set.
+func (p *pipeline) newDriver() (*driver.Driver, error) {
+	return driver.New(driver.Options{
+		Backend: p.f.Backend, Lib: p.f.Lib, Compat: p.f.Compat,
+		Producer: "att-tool " + cli.Version(),
+		Warn: func(trace, text string) {
+			switch {
+			case trace == "":
+				p.warnMu.Lock()
+				if p.prog != nil {
+					p.prog.clear()
+				}
+				p.env.Warnf("%s", text)
+				p.warnMu.Unlock()
+			case !p.quiet:
+				p.warn("Warning: %s: %s", trace, text)
+			}
+		},
+	})
 }
 
 // each runs fn(0…n-1) on at most jobs goroutines. The first error cancels
@@ -486,15 +475,6 @@ func (p *pipeline) decode(ctx context.Context, tk *task) (err error) {
 		return err
 	}
 	defer in.Close()
-	// Cancellation closes the input, which also ends a read that waits on
-	// a pipe.
-	stop := context.AfterFunc(ctx, func() { in.Close() })
-	defer stop()
-	dec, release, err := p.newDec()
-	if err != nil {
-		return err
-	}
-	defer release()
 	out, err := os.Create(tk.rec)
 	if err != nil {
 		return err
@@ -504,69 +484,46 @@ func (p *pipeline) decode(ctx context.Context, tk *task) (err error) {
 			err = cerr
 		}
 	}()
-	var r io.Reader = in
-	var counter *counting
+	rs := &recSink{w: wire.NewWriter(out), prog: p.prog}
+	tr := driver.Trace{
+		Name:   tk.t.Path,
+		Header: wire.Trace{Path: tk.t.Path, SE: tk.t.SE, Run: tk.t.Run},
+		Input:  in,
+		Code:   tk.code.drv,
+	}
 	if p.prog != nil {
-		counter = &counting{File: in, prog: p.prog}
-		r = counter
+		tr.Read = &p.prog.bytes
 	}
-	w := wire.NewWriter(out)
-	hdr := wire.Header{
-		Producer:       "att-tool " + cli.Version(),
-		Backend:        dec.Name(),
-		BackendVersion: dec.Version(),
-		Trace:          wire.Trace{Path: tk.t.Path, SE: tk.t.SE, Run: tk.t.Run},
+	res, err := p.drv.Decode(ctx, tr, rs)
+	if err != nil {
+		return err
 	}
-	started := false
-	var waves int64
-	emit := func(b *wire.Batch) error {
-		if b.Type == wire.TypeGFXIP && hdr.Trace.GFXIP == 0 {
-			hdr.Trace.GFXIP = int(b.GFXIP)
-		}
-		if !started {
-			started = true
-			if err := w.WriteHeader(&hdr); err != nil {
-				return err
-			}
-		}
-		if b.Type == wire.TypeInfo && !p.quiet {
-			for _, v := range b.Info {
-				p.warn("Warning: %s: %s", tk.t.Path, v.Text())
-			}
-		}
-		if b.Type == wire.TypeWave {
-			waves += int64(len(b.Waves))
-			if p.prog != nil {
-				p.prog.waves.Add(int64(len(b.Waves)))
-			}
-		}
-		return w.WriteBatch(b)
-	}
-	if err := dec.Decode(ctx, r, tk.code.prov, emit); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		var ae *sqtt.ArchError
-		if errors.As(err, &ae) {
-			return cli.Errorf(cli.ExitFormat, "%s: %v", tk.t.Path, err)
-		}
-		return &prefixed{prefix: tk.t.Path, err: err}
-	}
-	if !started {
-		if !p.quiet {
-			p.warn("Warning: %s: empty trace, no records", tk.t.Path)
-		}
-		if err := w.WriteHeader(&hdr); err != nil {
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if err := rs.w.Flush(); err != nil {
 		return err
 	}
 	if p.prog != nil {
-		p.prog.traceDone(tk.t.Path, counter.n.Load(), waves)
+		p.prog.traceDone(tk.t.Path, res.Bytes, rs.waves)
 	}
 	return nil
+}
+
+// recSink writes a trace's records into its record file, counting waves.
+type recSink struct {
+	w     *wire.Writer
+	prog  *progress
+	waves int64
+}
+
+func (s *recSink) Header(h *wire.Header) error { return s.w.WriteHeader(h) }
+
+func (s *recSink) Batch(b *wire.Batch) error {
+	if b.Type == wire.TypeWave {
+		s.waves += int64(len(b.Waves))
+		if s.prog != nil {
+			s.prog.waves.Add(int64(len(b.Waves)))
+		}
+	}
+	return s.w.WriteBatch(b)
 }
 
 // warn prints one line on stderr, whole among parallel decodes.
@@ -578,15 +535,6 @@ func (p *pipeline) warn(format string, args ...any) {
 	}
 	fmt.Fprintf(p.env.Stderr, format+"\n", args...)
 }
-
-// prefixed prefixes an error with the trace name, keeping its exit code.
-type prefixed struct {
-	prefix string
-	err    error
-}
-
-func (e *prefixed) Error() string { return e.prefix + ": " + e.err.Error() }
-func (e *prefixed) Unwrap() error { return e.err }
 
 // dirSink writes the files of a viewer folder into its temporary.
 type dirSink struct{ tmp, dir string }
