@@ -10,6 +10,7 @@ import (
 
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/hidden"
+	"github.com/attkit/attkit/internal/rollup"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -27,10 +28,8 @@ type exposure struct {
 }
 
 func exposureOf(e *fold.Entry, h hidden.Latency) exposure {
-	x := exposure{total: e.Latency + e.Idle}
-	x.hidden = h.Stall + h.Issue + min(h.Idle, e.Idle)
-	x.exposed = x.total - x.hidden
-	return x
+	c := rollup.Of(e, h)
+	return exposure{total: e.Latency + e.Idle, hidden: c.Hidden, exposed: c.Exposed}
 }
 
 // writeHiddenCSV writes one row per PC whose hidden latency is not zero,

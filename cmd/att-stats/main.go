@@ -6,7 +6,7 @@
 // Usage:
 //
 //	att-stats [--index FILE] [--format csv|code.json|json|pprof|hidden.csv|top]
-//	          [-n N] [-o FILE] [--expect CONTROL.csv]… [--run N | --merge-runs]
+//	          [--by pc|line|function|kernel] [-n N] [-o FILE] [--expect CONTROL.csv]… [--run N | --merge-runs]
 //	          [--jq FILTER] [--csv-only] [--progress] [STREAM…]
 //	att-stats --diff [--index FILE] [--run N | --merge-runs] [--jq FILTER]
 //	          [-o FILE] BEFORE AFTER
@@ -39,6 +39,17 @@
 //	top        text for a terminal: the PCs ranked by exposed cycles, then
 //	           total cycles, then hits (§8.1), -n of them (default 30, 0
 //	           for all), with instruction text and source line
+//
+// --by line|function|kernel sums the counters (Hitcount, Latency, Stall,
+// Idle; HiddenIdle, HiddenStall, HiddenIssue as in hidden.csv; Hidden and
+// Exposed as in top), exactly, per source line (a Source column, the
+// instruction's own file:line: an inlined helper's line sums over its call
+// sites), per function (the innermost function of the index's inline
+// chain, else the kernel) or per kernel (CodeObj, Kernel), with a PCs
+// column counting the PCs summed; as CSV, or JSON lines with --format
+// json. A PC without a source line, function or kernel is summed in the
+// row whose key is empty, last. --by pc (the default) writes the formats
+// below unchanged. internal/rollup documents the keys.
 //
 // Hidden latency is the part of an instruction's cycles during which
 // other instruction pipes of the same SIMD were busy (§8.2). Per PC,

@@ -13,6 +13,7 @@ import (
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/hidden"
 	"github.com/attkit/attkit/internal/jq"
+	"github.com/attkit/attkit/internal/rollup"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -20,6 +21,7 @@ type flags struct {
 	cli.VersionFlag
 	Index     string   `help:"Code metadata: an index stream (co-index) or a code.json." placeholder:"FILE"`
 	Format    string   `help:"Output format: csv (default), code.json, json (one object per PC a line), pprof, hidden.csv (hidden latency per PC) or top (PCs ranked by exposed cycles, for a terminal)." enum:"csv,code.json,json,pprof,hidden.csv,top," default:"" placeholder:"FORMAT"`
+	By        string   `help:"Sum the counters per pc (default: the stats CSV), source line, function (the innermost of an inline chain) or kernel: CSV or, with --format json, JSON lines with the hidden and exposed cycles too." enum:"pc,line,function,kernel" default:"pc" placeholder:"KEY"`
 	Limit     int      `short:"n" help:"With --format top: show the N PCs with the most exposed cycles (0: all)." default:"30" placeholder:"N"`
 	Output    string   `short:"o" help:"Write the output to FILE (atomically) instead of stdout." placeholder:"FILE"`
 	Expect    []string `help:"Compare the counters with this control CSV (repeatable; rows of one PC add up); exit 1 on any mismatch." placeholder:"CONTROL.csv" sep:"none"`
@@ -72,6 +74,9 @@ func stats(env *cli.Env, f *flags) error {
 			return fmt.Errorf("reading index: %w", err)
 		}
 	}
+	if f.By != "pc" && (f.Diff || f.Format != "" && f.Format != "csv" && f.Format != "json") {
+		return cli.Errorf(cli.ExitUsage, "--by %s writes CSV or JSON (--format csv|json), not with --diff or --format %s", f.By, f.Format)
+	}
 	if f.Diff {
 		return diff(env, f, ix, filter)
 	}
@@ -80,7 +85,7 @@ func stats(env *cli.Env, f *flags) error {
 		prog = &progress{env: env, last: time.Now()}
 	}
 	var an *hidden.Analyzer
-	if needsHidden(f.Format) {
+	if needsHidden(f.Format) || f.By != "pc" {
 		an = hidden.New(hidden.Options{Matrix: hidden.MatrixPCs(ix)})
 		defer an.Close()
 	}
@@ -336,6 +341,16 @@ func readControl(env *cli.Env, c *fold.Control, path string) error {
 
 func writeOutput(env *cli.Env, f *flags, fo *fold.Fold, control *fold.Control, hid map[wire.PC]hidden.Latency) error {
 	write := func(w io.Writer) error {
+		if f.By != "pc" {
+			groups, err := rollup.Sum(fo, hid, rollup.By(f.By))
+			if err != nil {
+				return err
+			}
+			if f.Format == "json" {
+				return rollup.WriteJSON(w, groups, rollup.By(f.By))
+			}
+			return rollup.WriteCSV(w, groups, rollup.By(f.By))
+		}
 		switch f.Format {
 		case "hidden.csv":
 			return writeHiddenCSV(w, fo, hid)
