@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/driver"
 	"github.com/attkit/attkit/internal/jq"
@@ -33,7 +34,8 @@ type flags struct {
 	Progress   bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
 	Quiet      bool     `short:"q" help:"Do not print decoder warnings on stderr."`
 	Output     string   `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
-	Force      bool     `help:"Decode a trace whose architecture is not that of the index's code objects."`
+	AnyArch    bool     `name:"any-arch" help:"Decode a trace whose architecture is not that of the index's code objects (refused by default, exit 3)."`
+	Arch       string   `name:"arch" placeholder:"GFX" help:"The trace's GPU target as its capture names it (gfx950, gfx942...): recorded in the stream header and checked against the index; a gfx9 trace's bytes do not tell MI300 from MI350."`
 	Trace      string   `arg:"" name:"TRACE" help:"The .att trace, or - for standard input."`
 }
 
@@ -65,13 +67,16 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 		runN = f.Run
 	}
 
+	if f.Arch != "" && arch.Major(f.Arch) == 0 {
+		return cli.Errorf(cli.ExitUsage, "--arch %q: want a GPU target such as gfx942 or gfx1100", f.Arch)
+	}
 	code := driver.NewCode(nil)
 	if f.Index != "" {
 		ix, err := wire.ReadIndexFile(f.Index)
 		if err != nil {
 			return err
 		}
-		code = driver.NewCode(ix)
+		code = driver.NewIndexCode(ix, f.Index)
 	}
 
 	in, name, err := env.Open(f.Trace)
@@ -82,7 +87,7 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 
 	opt := driver.Options{
 		Backend: f.Backend, Lib: f.Lib, Compat: f.Compat, WholeBatches: f.WholeBatch,
-		CodeObjects: f.CodeObject, Producer: "att-decode " + cli.Version(), AnyArch: f.Force,
+		CodeObjects: f.CodeObject, Producer: "att-decode " + cli.Version(), AnyArch: f.AnyArch,
 	}
 	if !f.Quiet {
 		opt.Warn = func(trace, text string) {
@@ -123,7 +128,7 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 		}
 		_, err := drv.Decode(ctx, driver.Trace{
 			Name:   name,
-			Header: wire.Trace{Path: f.Trace, SE: se, Run: runN},
+			Header: wire.Trace{Path: f.Trace, SE: se, Run: runN, Target: f.Arch},
 			Input:  in,
 			Code:   code,
 			Read:   &read,

@@ -429,7 +429,7 @@ func TestCompat016(t *testing.T) {
 }
 
 // TestArchMismatch: a trace of another architecture than the index's code
-// objects is an error of exit code 3 that writes nothing, unless --force;
+// objects is an error of exit code 3 that writes nothing, unless --any-arch;
 // an index naming no target (or a matching one) is not checked.
 func TestArchMismatch(t *testing.T) {
 	dir, trace, _ := fixture(t) // a gfx9 trace
@@ -452,7 +452,7 @@ func TestArchMismatch(t *testing.T) {
 	out := filepath.Join(dir, "out.rec")
 	code, stdout, errs := runCmd(nil, "--backend", "native", "--index", rdna, "-o", out, trace)
 	want := "att-decode: " + trace + ": a gfx9 trace, but the code objects" +
-		" are for gfx1100, gfx1201; give the code objects of this trace's GPU\n"
+		" are for gfx1100, gfx1201: give the code objects of this trace's GPU, or --any-arch\n"
 	if code != 3 || errs != want || stdout != "" {
 		t.Errorf("exit %d, stderr %q; want 3, %q", code, errs, want)
 	}
@@ -463,7 +463,8 @@ func TestArchMismatch(t *testing.T) {
 		t.Errorf("stdout: exit %d, %d bytes written", code, len(stdout))
 	}
 	for _, args := range [][]string{
-		{"--force", "--index", rdna},
+		{"--any-arch", "--index", rdna},
+		{"--arch", "gfx90a", "--index", index("gfx9gen.idx", "gfx90a")},
 		{"--index", index("gfx9.idx", "gfx90a")},
 		{"--index", index("mixed.idx", "gfx1100", "gfx942")},
 		{"--index", index("unknown.idx", "")},
@@ -472,5 +473,55 @@ func TestArchMismatch(t *testing.T) {
 		if code, stdout, errs := runCmd(nil, args...); code != 0 || errs != "" || len(stdout) == 0 {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errs)
 		}
+	}
+}
+
+// TestArchGeneration: a real MI350 (gfx950) trace, named so with --arch,
+// is refused with an MI300 (gfx942) index, naming both (its bytes alone
+// do not tell the generation: the header carries version 4, as older gfx9
+// writers do); --any-arch decodes it, an --arch of another family than
+// the trace is refused without an index, and --force is gone.
+func TestArchGeneration(t *testing.T) {
+	real := testutil.RealDir()
+	if real == "" {
+		t.Skip("the real-hardware corpus ../shared/real (beside the repository) is absent")
+	}
+	trace := filepath.Join(real, "gfx950_gemm_0", "1_1_shader_engine_0_1.att")
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	ix := &wire.Index{Objects: []wire.CodeObject{{ID: 1, Path: "k.hsaco", Target: "gfx942"}},
+		Rows: []wire.Row{{CodeObj: 1, Vaddr: 0x1000, Size: 4, Text: "s_endpgm"}}}
+	if err := wire.WriteIndex(&buf, ix); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "gfx942.idx")
+	if err := os.WriteFile(index, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd(nil, "--backend", "native", "-q", "--arch", "gfx950", "--index", index, trace)
+	want := "att-decode: " + trace + ": a gfx950 (MI350) trace, but the code objects" +
+		" are for gfx942 (MI300): give the code objects of this trace's GPU, or --any-arch\n"
+	if code != 3 || errs != want || out != "" {
+		t.Errorf("gfx950 trace, gfx942 index: exit %d, stderr %q; want 3, %q", code, errs, want)
+	}
+	code, out, errs = runCmd(nil, "--backend", "native", "-q", "--arch", "gfx950", "--any-arch", "--index", index, trace)
+	if code != 0 || len(out) == 0 {
+		t.Errorf("--any-arch: exit %d, stderr %q", code, errs)
+	}
+	// The header records the target, so that att-stats and the others
+	// check it too.
+	rd := wire.NewReader(strings.NewReader(out), "out")
+	if !rd.Scan() || rd.Kind() != wire.KindHeader || rd.Header().Trace.Target != "gfx950" || rd.Header().Minor != 1 {
+		t.Errorf("header: %+v, %v", rd.Header(), rd.Err())
+	}
+	code, _, errs = runCmd(nil, "--backend", "native", "-q", "--arch", "gfx1100", trace)
+	if code != 3 || !strings.Contains(errs, "a gfx9 trace, but --arch names gfx1100") {
+		t.Errorf("--arch gfx1100 on a gfx9 trace: exit %d, stderr %q", code, errs)
+	}
+	if code, _, _ := runCmd(nil, "--backend", "native", "--arch", "950", trace); code != 2 {
+		t.Errorf("--arch 950: exit %d, want 2", code)
+	}
+	if code, _, _ := runCmd(nil, "--backend", "native", "--force", "--index", index, trace); code != 2 {
+		t.Errorf("--force: exit %d, want 2 (no such flag)", code)
 	}
 }

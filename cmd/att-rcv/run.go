@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/publish"
@@ -28,6 +29,7 @@ type flags struct {
 	Counters        []string `sep:"none" placeholder:"NAME,..." help:"Perf counters the capture was made with, in rocprofv3's --att-perfcounters order (NAME, or NAME:MASK for a SIMD mask other than f); they name the viewer's Counters series: the first four bank 0's values, the next four bank 1's. At most 8."`
 	Force           bool     `help:"Replace an existing DIR that is not empty (and its stats CSV) as a whole."`
 	Progress        bool     `help:"Print a summary on stderr (default: when stderr is a terminal)."`
+	AnyArch         bool     `name:"any-arch" help:"Read records of another architecture than the index's code objects (refused by default, exit 3)."`
 	Check           bool     `help:"Instead of writing DIR, check it as ROCprof Compute Viewer loads it: every file it would drop or fail on, and broken cross-references, one problem a line; exit 1 if any."`
 	Streams         []string `arg:"" optional:"" name:"stream" help:"Record streams of one run; none or - reads stdin."`
 }
@@ -107,8 +109,9 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 		streams = []string{"-"}
 	}
 	run := 0
+	chk := arch.NewChecker(ix, f.Index, f.AnyArch)
 	for _, s := range streams {
-		if err := readStream(env, s, w, &run); err != nil {
+		if err := readStream(env, s, w, &run, chk); err != nil {
 			return err
 		}
 	}
@@ -140,7 +143,7 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 
 // readStream feeds one stream (all its parts) to w. run holds the run of
 // the streams read so far (0 until one names it): att-rcv writes one run.
-func readStream(env *cli.Env, path string, w *rcv.Writer, run *int) error {
+func readStream(env *cli.Env, path string, w *rcv.Writer, run *int, chk *arch.Checker) error {
 	in, name, err := env.Open(path)
 	if err != nil {
 		return err
@@ -149,6 +152,9 @@ func readStream(env *cli.Env, path string, w *rcv.Writer, run *int) error {
 	rd := wire.NewReader(in, name)
 	rd.SetMaxBatch(rcv.MaxBatch)
 	for rd.Scan() {
+		if err := chk.Scan(rd, name); err != nil {
+			return err
+		}
 		switch rd.Kind() {
 		case wire.KindHeader:
 			h := rd.Header()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/hidden"
@@ -31,6 +32,7 @@ type flags struct {
 	CSVOnly   bool     `name:"csv-only" help:"Count as att_tool.py --formats csv does: the unresolved PC (0, 0) gets no row. By default it gets one, with zero counters, once a wave holds an unresolved instruction, as with upstream's default json,csv (its wave files ask for the line)."`
 	Diff      bool     `help:"Compare two captures, BEFORE AFTER (each a stats CSV, a code.json or a record stream file): print the per-PC and per-source-line changes in hits, latency, stall, idle and exposed cycles (exposed only when both are record streams)."`
 	Progress  bool     `help:"Show progress and a summary on stderr (default: when stderr is a terminal)."`
+	AnyArch   bool     `name:"any-arch" help:"Read records of another architecture than the index's code objects (refused by default, exit 3)."`
 	Streams   []string `arg:"" optional:"" help:"Record streams (att-decode output); none or - reads stdin."`
 }
 
@@ -169,6 +171,7 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 	seen := map[int]bool{}
 	var rd *wire.Reader
 	se := -1 // the analyzer's key of the current part
+	chk := arch.NewChecker(ix, f.Index, f.AnyArch)
 	for _, p := range paths {
 		in, name, err := env.Open(p)
 		if err != nil {
@@ -181,6 +184,10 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 		}
 		var cur *fold.Fold
 		for rd.Scan() {
+			if err := chk.Scan(rd, name); err != nil {
+				in.Close()
+				return nil, err
+			}
 			if rd.Kind() == wire.KindHeader {
 				r := rd.Header().Trace.Run
 				seen[r] = true

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/wire"
@@ -21,6 +22,7 @@ type flags struct {
 	Jq             string   `name:"jq" placeholder:"FILTER" help:"Keep only the records this jq program accepts, run on each record's JSON projection (as att-decode --jq)."`
 	NoInstructions bool     `help:"No instruction slices: waves, occupancy, dispatches, events and markers only."`
 	MaxSize        string   `default:"256MB" placeholder:"SIZE" help:"Bound the output: past SIZE bytes (B, KB, MB, GB) no further event is written and a warning names the cycle where it stopped."`
+	AnyArch        bool     `name:"any-arch" help:"Read records of another architecture than the index's code objects (refused by default, exit 3)."`
 	Streams        []string `arg:"" optional:"" name:"stream" help:"Record streams; none or - reads stdin."`
 }
 
@@ -72,8 +74,9 @@ func convert(env *cli.Env, f *flags) error {
 	body := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 256<<10)
 		tl := newTimeline(bw, ix, opt)
+		chk := arch.NewChecker(ix, f.Index, f.AnyArch)
 		for _, s := range streams {
-			if err := feed(env, s, filter, tl); err != nil {
+			if err := feed(env, s, filter, tl, chk); err != nil {
 				return err
 			}
 		}
@@ -92,7 +95,7 @@ func convert(env *cli.Env, f *flags) error {
 }
 
 // feed reads one stream into tl.
-func feed(env *cli.Env, path string, filter *jq.Filter, tl *timeline) error {
+func feed(env *cli.Env, path string, filter *jq.Filter, tl *timeline, chk *arch.Checker) error {
 	in, name, err := env.Open(path)
 	if err != nil {
 		return err
@@ -101,6 +104,9 @@ func feed(env *cli.Env, path string, filter *jq.Filter, tl *timeline) error {
 	rd := wire.NewReader(in, name)
 	var hdr wire.Header
 	for rd.Scan() {
+		if err := chk.Scan(rd, name); err != nil {
+			return err
+		}
 		switch rd.Kind() {
 		case wire.KindHeader:
 			hdr = *rd.Header()

@@ -311,7 +311,7 @@ func (p *pipeline) index(ctx context.Context, objects []string, fd *found) (*cod
 		if err != nil {
 			return nil, err
 		}
-		return &code{ix: ix, fromJSON: fd.codeJSON, drv: driver.NewCode(ix)}, nil
+		return &code{ix: ix, fromJSON: fd.codeJSON, drv: driver.NewIndexCode(ix, fd.codeJSON)}, nil
 	}
 	var inputs []codeobj.Input
 	if len(objects) > 0 {
@@ -408,7 +408,7 @@ func (p *pipeline) codeOnly(ctx context.Context, fd *found) error {
 func (p *pipeline) newDriver() (*driver.Driver, error) {
 	return driver.New(driver.Options{
 		Backend: p.f.Backend, Lib: p.f.Lib, Compat: p.f.Compat,
-		Producer: "att-tool " + cli.Version(),
+		Producer: "att-tool " + cli.Version(), AnyArch: p.f.AnyArch,
 		Warn: func(trace, text string) {
 			switch {
 			case trace == "":

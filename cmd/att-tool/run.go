@@ -34,6 +34,7 @@ type flags struct {
 	Group           string   `placeholder:"PID_AGENT" help:"Of a capture holding several processes or agents, process only the traces and code objects named <PID_AGENT>_… (default: one output per process and agent)."`
 	Force           bool     `help:"Replace outputs that hold an earlier result (folder and stats CSV together)."`
 	Progress        bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
+	AnyArch         bool     `name:"any-arch" help:"Decode traces of another architecture than the code objects (refused by default, exit 3)."`
 	Inputs          []string `arg:"" optional:"" name:"FILE" help:".att traces, code objects (.out, .co, .hsaco), a code.json, or directories holding them (searched recursively, as rocprofv3 writes <out>/<hostname>/…)."`
 }
 

@@ -23,12 +23,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/backend"
 	"github.com/attkit/attkit/internal/cdec"
 	"github.com/attkit/attkit/internal/cli"
@@ -217,7 +218,7 @@ func loadedSize(data []byte) uint64 {
 // the targets of its code objects, for the architecture check.
 type Code struct {
 	Prov    isa.Provider
-	targets map[int][]string
+	targets []string
 }
 
 // NewCode returns the Code of ix; nil ix gives none (no PCs, no check).
@@ -225,49 +226,26 @@ func NewCode(ix *wire.Index) *Code {
 	if ix == nil {
 		return &Code{}
 	}
-	return &Code{Prov: isa.NewTable(ix), targets: indexTargets(ix)}
+	return &Code{Prov: isa.NewTable(ix), targets: arch.IndexTargets(ix, "")}
 }
 
-// indexTargets returns the targets of the index's code objects by GFXIP
-// major ("gfx942" and "gfx90a" are 9, "gfx1100" is 11), nil when no object
-// names a known one (a code.json index, for one).
-func indexTargets(ix *wire.Index) map[int][]string {
-	var m map[int][]string
-	for _, o := range ix.Objects {
-		t := o.Target
-		if len(t) < 6 || !strings.HasPrefix(t, "gfx") {
-			continue
-		}
-		// gfx<major><minor><stepping>: minor one digit, stepping one hex digit.
-		major, err := strconv.Atoi(t[3 : len(t)-2])
-		if err != nil {
-			continue
-		}
-		if m == nil {
-			m = map[int][]string{}
-		}
-		if !slices.Contains(m[major], t) {
-			m[major] = append(m[major], t)
-		}
-	}
-	return m
+// NewIndexCode returns the Code of the index read from the file path: a
+// code.json's relative hsaco paths are taken from its folder.
+func NewIndexCode(ix *wire.Index, path string) *Code {
+	c := NewCode(ix)
+	c.targets = arch.IndexTargets(ix, filepath.Dir(path))
+	return c
 }
 
-// checkArch is the architecture rule, in one place: when the index names
-// code objects of known targets and none is of the trace's GFXIP major, the
-// trace is refused with exit code 3, the first thing every decoder
-// reports: its PCs would be looked up in another GPU's code.
-func checkArch(name string, gfxip int, c *Code, anyArch bool) error {
-	if c.targets == nil || anyArch || len(c.targets[gfxip]) > 0 {
+// checkArch is the architecture rule of internal/arch, at the trace's
+// GFXIP record: a trace of another family or gfx9 generation than the
+// index's code objects is refused with exit code 3, the first thing every
+// decoder reports: its PCs would be looked up in another GPU's code.
+func checkArch(name string, tr wire.Trace, c *Code, anyArch bool) error {
+	if anyArch {
 		return nil
 	}
-	var all []string
-	for _, ts := range c.targets {
-		all = append(all, ts...)
-	}
-	slices.Sort(all)
-	return cli.Errorf(cli.ExitFormat, "%s: a gfx%d trace, but the code objects are for %s; "+
-		"give the code objects of this trace's GPU", name, gfxip, strings.Join(all, ", "))
+	return arch.Check(arch.Trace{Name: name, GFXIP: tr.GFXIP, Target: tr.Target}, "", c.targets)
 }
 
 // A Sink receives one trace's output.
@@ -386,7 +364,7 @@ var errSink = errors.New("output failed")
 func (s *session) emit(b *wire.Batch) error {
 	if b.Type == wire.TypeGFXIP && s.hdr.Trace.GFXIP == 0 {
 		s.hdr.Trace.GFXIP = int(b.GFXIP)
-		if err := checkArch(s.t.Name, s.hdr.Trace.GFXIP, s.code, s.d.opt.AnyArch); err != nil {
+		if err := checkArch(s.t.Name, s.hdr.Trace, s.code, s.d.opt.AnyArch); err != nil {
 			s.sinkErr = err
 			return errSink
 		}

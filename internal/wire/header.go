@@ -29,4 +29,8 @@ type Trace struct {
 	SE    int    `msgpack:"se"`
 	Run   int    `msgpack:"run"`
 	GFXIP int    `msgpack:"gfxip"` // 0 when not known
+	// Target is the GPU target the trace's capture names ("gfx950"; ""
+	// when not known, and then not written): a gfx9 trace's bytes do not
+	// tell its generation (internal/arch). Added in minor 1.
+	Target string `msgpack:"target,omitempty"`
 }

@@ -39,6 +39,9 @@ func (w *Writer) WriteHeader(h *Header) error {
 	if hh.Major == 0 {
 		hh.Major = RecordsMajor
 	}
+	if hh.Trace.Target != "" && hh.Minor < 1 {
+		hh.Minor = 1 // the minor that added trace.target
+	}
 	p, err := marshalMap(&hh)
 	if err != nil {
 		return err
@@ -500,6 +503,7 @@ func (rd *Reader) scanHeader() bool {
 		h.Trace.SE = int(asInt(t["se"]))
 		h.Trace.Run = int(asInt(t["run"]))
 		h.Trace.GFXIP = int(asInt(t["gfxip"]))
+		h.Trace.Target, _ = t["target"].(string)
 	}
 	rd.hdr = h
 	rd.sawHdr = true
