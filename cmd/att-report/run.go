@@ -1,0 +1,221 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/hidden"
+	"github.com/attkit/attkit/internal/jq"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+type flags struct {
+	cli.VersionFlag
+	Index     string   `help:"Code metadata: an index stream (co-index) or a code.json." placeholder:"FILE"`
+	Output    string   `short:"o" help:"Write the page to FILE (atomically) instead of stdout." placeholder:"FILE"`
+	Title     string   `help:"The page's title (default: the names of the inputs)." placeholder:"TEXT"`
+	SourceDir []string `name:"source-dir" help:"Look for source files under DIR too (repeatable); found files are shown beside the ISA." placeholder:"DIR" sep:"none"`
+	Run       *int     `help:"Report only the parts of run N." placeholder:"N"`
+	MergeRuns bool     `help:"Report all runs together."`
+	Jq        string   `help:"Report only the wave records this jq program accepts." placeholder:"FILTER"`
+	Progress  bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
+	Streams   []string `arg:"" optional:"" help:"Record streams (att-decode output); none or - reads stdin."`
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &cli.Env{Name: "att-report", Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	var f flags
+	if code, done := env.Parse(&f, "Write a self-contained HTML report of decoded waves: kernels, ISA beside source with cycle bars, occupancy, wave durations, hottest instructions.", args); done {
+		return code
+	}
+	return env.Fail(report(env, &f))
+}
+
+func report(env *cli.Env, f *flags) error {
+	if f.Run != nil && f.MergeRuns {
+		return cli.Errorf(cli.ExitUsage, "--run and --merge-runs exclude each other")
+	}
+	if err := cli.Distinct(f.Streams); err != nil {
+		return err
+	}
+	var filter *jq.Filter
+	if f.Jq != "" {
+		var err error
+		if filter, err = jq.Compile(f.Jq); err != nil {
+			return err
+		}
+	}
+	var ix *wire.Index
+	if f.Index != "" {
+		var err error
+		if ix, err = wire.ReadIndexFile(f.Index); err != nil {
+			return fmt.Errorf("reading index: %w", err)
+		}
+	}
+	an := hidden.New(hidden.Options{Matrix: hidden.MatrixPCs(ix)})
+	defer an.Close()
+	c := newCollector(ix)
+	prog := cli.ProgressWanted(f.Progress, env.Stderr)
+	if err := readStreams(env, f, c, an, filter, prog); err != nil {
+		return err
+	}
+	res, err := an.Result()
+	if err != nil {
+		return err
+	}
+	if err := checkIndex(env, f.Index, ix, c); err != nil {
+		return err
+	}
+	title := f.Title
+	if title == "" {
+		title = "attkit report: " + strings.Join(inputNames(f.Streams), " ")
+	}
+	d := c.data(res.ByPC, sourceFinder(f.SourceDir))
+	d.Title = title
+	d.Producer = "att-report " + cli.Version()
+	d.Inputs = inputNames(f.Streams)
+	if f.Index != "" {
+		d.Index = f.Index
+	}
+	write := func(w io.Writer) error { return writePage(w, d) }
+	if f.Output != "" {
+		return cli.WriteFileAtomic(f.Output, write)
+	}
+	return write(env.Stdout)
+}
+
+func inputNames(paths []string) []string {
+	if len(paths) == 0 {
+		return []string{"-"}
+	}
+	return paths
+}
+
+// readStreams reads every input into c and an, as att-stats folds them:
+// one part per header (one shader engine's trace), runs kept apart unless
+// --merge-runs, other runs skipped with --run.
+func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, filter *jq.Filter, prog bool) error {
+	paths := inputNames(f.Streams)
+	seen := map[int]bool{}
+	chosen := -1 // the run reported, without --merge-runs
+	var rd *wire.Reader
+	se := -1 // the analyzer's key of the current part
+	var waves, insts int64
+	for _, p := range paths {
+		in, name, err := env.Open(p)
+		if err != nil {
+			return err
+		}
+		if rd == nil {
+			rd = wire.NewReader(in, name)
+		} else {
+			rd.Reset(in, name)
+		}
+		active := false
+		for rd.Scan() {
+			if rd.Kind() == wire.KindHeader {
+				h := rd.Header()
+				r := h.Trace.Run
+				seen[r] = true
+				if se >= 0 {
+					if err := an.EndSE(se); err != nil {
+						in.Close()
+						return err
+					}
+				}
+				se++
+				active = false
+				if f.Run != nil && r != *f.Run {
+					continue
+				}
+				if !f.MergeRuns && f.Run == nil {
+					if chosen >= 0 && chosen != r {
+						in.Close()
+						return cli.Errorf(cli.ExitUsage,
+							"the input holds runs %s: choose one with --run N, or report them together with --merge-runs",
+							runList(seen))
+					}
+					chosen = r
+				}
+				active = true
+				c.startPart(h)
+				continue
+			}
+			if !active {
+				continue
+			}
+			b := rd.Batch()
+			switch b.Type {
+			case wire.TypeInstOtherSIMD:
+				an.AddOther(se, b.OtherSIMD)
+			case wire.TypeOccupancy:
+				c.addOccupancy(b.Occupancy)
+			case wire.TypeGFXIP:
+				c.gfxip(b.GFXIP)
+			case wire.TypeWave:
+				if filter != nil {
+					if err := filter.Apply(rd.Header(), b); err != nil {
+						in.Close()
+						return fmt.Errorf("%s: %w", name, err)
+					}
+				}
+				for i := range b.Waves {
+					w := &b.Waves[i]
+					c.addWave(w)
+					if err := an.AddWave(se, w); err != nil {
+						in.Close()
+						return err
+					}
+					waves++
+					insts += int64(len(w.Instructions))
+				}
+			}
+		}
+		in.Close()
+		if err := rd.Err(); err != nil {
+			return err
+		}
+	}
+	if f.Run != nil && c.parts == 0 {
+		return cli.Errorf(cli.ExitFailed, "no part of the input is run %d (runs present: %s)", *f.Run, runList(seen))
+	}
+	if prog {
+		fmt.Fprintf(env.Stderr, "%s: %d waves, %d instructions read\n", env.Name, waves, insts)
+	}
+	return nil
+}
+
+func runList(seen map[int]bool) string {
+	var s []string
+	for _, r := range slices.Sorted(maps.Keys(seen)) {
+		s = append(s, fmt.Sprint(r))
+	}
+	return strings.Join(s, ", ")
+}
+
+// checkIndex fails when an index was given and none of the executed PCs
+// is in it (the index of other code objects), and warns when some are not.
+func checkIndex(env *cli.Env, name string, ix *wire.Index, c *collector) error {
+	if ix == nil {
+		return nil
+	}
+	var total, missing int64
+	for _, e := range c.fold.Entries() {
+		total += e.Hit
+		if !e.InIndex {
+			missing += e.Hit
+		}
+	}
+	switch {
+	case missing == 0:
+		return nil
+	case missing == total:
+		return cli.Errorf(cli.ExitFailed, "the index %s matches none of the %d instructions the trace executed: is it the index of this trace's code objects?", name, total)
+	}
+	env.Warnf("%d of %d executed instructions are not in the index %s; they are listed without ISA text", missing, total, name)
+	return nil
+}
