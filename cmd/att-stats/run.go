@@ -15,6 +15,7 @@ import (
 	"github.com/attkit/attkit/internal/hidden"
 	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/rollup"
+	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -179,6 +180,10 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 		}
 		if rd == nil {
 			rd = wire.NewReader(in, name)
+			// Folding does not depend on where batches end: a decoder's
+			// trace-sized perf, realtime or shader-data batch is read in
+			// pieces, so that it does not set the peak memory.
+			rd.SetMaxBatch(waveselect.MaxBatch)
 		} else {
 			rd.Reset(in, name)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/jq"
+	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -102,6 +103,9 @@ func feed(env *cli.Env, path string, filter *jq.Filter, tl *timeline, chk *arch.
 	}
 	defer in.Close()
 	rd := wire.NewReader(in, name)
+	// Records are written one by one: a decoder's trace-sized perf,
+	// realtime or shader-data batch is read in pieces, in bounded memory.
+	rd.SetMaxBatch(waveselect.MaxBatch)
 	var hdr wire.Header
 	for rd.Scan() {
 		if err := chk.Scan(rd, name); err != nil {
