@@ -13,6 +13,7 @@ import (
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/hidden"
 	"github.com/attkit/attkit/internal/pyjson"
+	"github.com/attkit/attkit/internal/rollup"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -72,10 +73,14 @@ func appendCounters(b []byte, hit, lat, stall, idle int64) []byte {
 // is its kernel (named by its symbol, at the file and first line of the
 // kernel's own source, from the index's DWARF lines) at the PC's line of
 // that file; the inner frames of an inlined source chain ("helper.h:8 ->
-// kernels.cl:24") are inline frames, one function per inlined file. A PC
-// outside every kernel of the index belongs to a function named by its
-// code object ("codeobj 1"). Sample labels: codeobj and vaddr (numbers),
-// instruction (the ISA text).
+// kernels.cl:24") are inline frames (one profile.Location with several
+// Lines, innermost first), each the function the index's inline chain
+// names ("mix" in helper.h, line 8), so that -traces, -peek and the flame
+// graph show who inlined what; an index without chains (a code.json)
+// names them by their file ("(inlined) helper.h"). A PC outside every
+// kernel of the index belongs to a function named by its code object
+// ("codeobj 1"). Sample labels: codeobj and vaddr (numbers), instruction
+// (the ISA text).
 func writePprof(w io.Writer, fo *fold.Fold, hid map[wire.PC]hidden.Latency) error {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
@@ -117,7 +122,8 @@ func writePprof(w io.Writer, fo *fold.Fold, hid map[wire.PC]hidden.Latency) erro
 		m.Limit = max(m.Limit, e.PC.Address+1)
 		return m
 	}
-	kernels := kernelsOf(ix)
+	kernels := rollup.KernelsOf(ix)
+	chains := rollup.InlineOf(ix)
 	funcs := map[[2]string]*profile.Function{}
 	function := func(name, file string, start int64) *profile.Function {
 		k := [2]string{name, file}
@@ -136,11 +142,15 @@ func writePprof(w io.Writer, fo *fold.Fold, hid map[wire.PC]hidden.Latency) erro
 			continue
 		}
 		frames := sourceFrames(e.Source)
+		chain := chains[e.PC]
+		if len(chain) != len(frames) {
+			chain = nil // not the chain of this source text
+		}
 		var lines []profile.Line
 		k := kernels[e.PC]
 		var outer *profile.Function
 		if k != nil {
-			outer = function(k.name, k.file, k.line)
+			outer = function(k.Name, k.File, k.Line)
 		} else {
 			file := ""
 			if len(frames) > 0 {
@@ -153,7 +163,11 @@ func writePprof(w io.Writer, fo *fold.Fold, hid map[wire.PC]hidden.Latency) erro
 				lines = append(lines, profile.Line{Function: outer, Line: fr.line})
 				break
 			}
-			lines = append(lines, profile.Line{Function: function("(inlined) "+filepath.Base(fr.file), fr.file, 0), Line: fr.line})
+			name := "(inlined) " + filepath.Base(fr.file)
+			if chain != nil && chain[i].Function != "" {
+				name = chain[i].Function
+			}
+			lines = append(lines, profile.Line{Function: function(name, fr.file, 0), Line: fr.line})
 		}
 		if len(lines) == 0 {
 			lines = []profile.Line{{Function: outer}}
@@ -177,65 +191,6 @@ func writePprof(w io.Writer, fo *fold.Fold, hid map[wire.PC]hidden.Latency) erro
 		return fmt.Errorf("pprof profile: %w", err)
 	}
 	return p.Write(w)
-}
-
-// A kernel is a function of the index: its symbol, and its own source
-// file with the first line of it that its instructions map to.
-type kernel struct {
-	name, file string
-	line       int64
-}
-
-// kernelsOf returns, per PC of the index, the kernel it belongs to: the
-// function label row ("; _name", its Source the symbol) that precedes it
-// in the same code object.
-func kernelsOf(ix *wire.Index) map[wire.PC]*kernel {
-	out := map[wire.PC]*kernel{}
-	if ix == nil {
-		return out
-	}
-	demangled := map[wire.PC]string{}
-	for _, k := range ix.Kernels {
-		if k.Demangled != "" && k.Demangled != k.Name {
-			demangled[wire.PC{CodeObjectID: k.CodeObj, Address: k.Address}] = k.Demangled
-		}
-	}
-	var cur *kernel
-	var co uint64
-	for i := range ix.Rows {
-		r := &ix.Rows[i]
-		if r.Raw != nil {
-			continue
-		}
-		if r.CodeObj != co {
-			cur, co = nil, r.CodeObj
-		}
-		if r.Kind == wire.RowFunction {
-			name := r.Source
-			if name == "" {
-				name = strings.TrimPrefix(strings.TrimPrefix(r.Text, ";"), " _")
-			}
-			if d := demangled[r.PC()]; d != "" {
-				name = d
-			}
-			cur = &kernel{name: name}
-			continue
-		}
-		if cur == nil || r.IsLabel() {
-			continue
-		}
-		out[r.PC()] = cur
-		if fr := sourceFrames(r.Source); len(fr) > 0 {
-			outer := fr[len(fr)-1]
-			if cur.file == "" {
-				cur.file = outer.file
-			}
-			if outer.file == cur.file && outer.line > 0 && (cur.line == 0 || outer.line < cur.line) {
-				cur.line = outer.line
-			}
-		}
-	}
-	return out
 }
 
 type frame struct {

@@ -30,8 +30,10 @@
 //	           default), stall, idle, exposed and hidden; kernels are
 //	           functions (their symbol, at their source file and line),
 //	           each PC a location at its address and source line inside
-//	           its kernel, inlined source chains inline frames; sample
-//	           labels codeobj, vaddr and instruction (the ISA text)
+//	           its kernel, inlined source chains inline frames (the
+//	           functions of co-index's inline chains: "mix" inlined in
+//	           the kernel); sample labels codeobj, vaddr and
+//	           instruction (the ISA text)
 //	hidden.csv the hidden latency per PC (python-layer §8) in upstream's
 //	           control layout: CodeObj, Vaddr, Instruction, Latency,
 //	           HiddenIdle, HiddenStall, HiddenIssue; rows of the PCs with

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attkit/attkit/internal/codeobj"
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/sqttgen"
@@ -314,5 +315,102 @@ func TestGeneratedPprofSource(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("-list %q does not show cycles at %s:%d (%q) of the hottest instruction %q:\n%s", kernelName, file, line, srcLine, row.Text, list)
+	}
+}
+
+// TestGeneratedPprofInline: with a fresh index of the gfx942 kernels
+// (co-index's DWARF inline chains), every location of the profile of a
+// generated trace has the chain of its instruction as its lines,
+// innermost first: the inlined functions by name at their file and line,
+// the kernel last at the call site's line. go tool pprof -traces shows
+// the inlined helper above the kernel that inlined it.
+func TestGeneratedPprofInline(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot run go tool pprof")
+	}
+	od, err := exec.LookPath("llvm-objdump-19")
+	if err != nil {
+		t.Skip("llvm-objdump-19 not found: install the Debian package llvm-19")
+	}
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	in, err := codeobj.Normalize([]codeobj.Input{{ID: 1, Path: filepath.Join(root, "testdata", "kernels", "gfx942", "kernels_code_object_id_1.hsaco")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := codeobj.Build(context.Background(), in, codeobj.Options{Objdump: &codeobj.Objdump{Explicit: od}, Producer: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recs, err := sqttgen.Generate(sqttgen.Config{Index: ix, Seed: 5, Instrument: true, MaxTrips: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	idx := writeIndex(t, filepath.Join(dir, "k.idx"), ix)
+	var b bytes.Buffer
+	w := wire.NewWriter(&b)
+	w.WriteHeader(&wire.Header{Producer: "test", Trace: wire.Trace{Path: "g.att", Run: 1}})
+	for i := range recs {
+		w.WriteBatch(&recs[i])
+	}
+	w.Flush()
+	stream := filepath.Join(dir, "g.rec")
+	os.WriteFile(stream, b.Bytes(), 0o644)
+	prof := filepath.Join(dir, "g.pb.gz")
+	if r := runTool(t, nil, "--index", idx, "--format", "pprof", "-o", prof, stream); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	rows := map[uint64]*wire.Row{}
+	kernelOf := map[uint64]string{}
+	kernel := ""
+	for i := range ix.Rows {
+		r := &ix.Rows[i]
+		if r.Kind == wire.RowFunction {
+			kernel = r.Source
+		}
+		if !r.IsLabel() {
+			rows[r.Vaddr], kernelOf[r.Vaddr] = r, kernel
+		}
+	}
+	p := readProfile(t, prof)
+	inlined := map[string]bool{}
+	for _, l := range p.Location {
+		r := rows[l.Address]
+		if r == nil {
+			t.Fatalf("location %#x is no instruction of the index", l.Address)
+		}
+		if len(r.Inline) == 0 {
+			continue
+		}
+		if len(l.Line) != len(r.Inline) {
+			t.Errorf("%#x: %d lines, chain %+v", l.Address, len(l.Line), r.Inline)
+			continue
+		}
+		for k, ln := range l.Line {
+			f := r.Inline[k]
+			name := f.Function
+			if k == len(l.Line)-1 {
+				name = kernelOf[l.Address] // the kernel, by its symbol
+			}
+			if ln.Function.Name != name || ln.Function.Filename != f.File || ln.Line != f.Line {
+				t.Errorf("%#x: line %d is %s %s:%d, chain frame %+v", l.Address, k, ln.Function.Name, ln.Function.Filename, ln.Line, f)
+			}
+		}
+		if len(l.Line) > 1 {
+			inlined[l.Line[0].Function.Name+" in "+l.Line[len(l.Line)-1].Function.Name] = true
+		}
+	}
+	if !inlined["mix in loop_sum"] {
+		t.Fatalf("no location of mix inlined in loop_sum: %v", inlined)
+	}
+	cmd := exec.Command(goBin, "tool", "pprof", "-traces", prof)
+	cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go tool pprof -traces: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^\s+\d+\s+mix \(inline\)\n\s+loop_sum$`).Match(out) {
+		t.Errorf("-traces shows no mix inlined in loop_sum:\n%.3000s", out)
 	}
 }

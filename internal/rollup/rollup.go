@@ -129,7 +129,7 @@ func Sum(fo *fold.Fold, hid map[wire.PC]hidden.Latency, by By) ([]Group, error) 
 	kernels := KernelsOf(fo.Index())
 	var inline map[wire.PC][]wire.InlineFrame
 	if by == ByFunction {
-		inline = inlineOf(fo.Index())
+		inline = InlineOf(fo.Index())
 	}
 	type key struct {
 		name   string
@@ -187,7 +187,10 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func inlineOf(ix *wire.Index) map[wire.PC][]wire.InlineFrame {
+// InlineOf returns the inline chain of each instruction PC of the index
+// (wire.Row.Inline; the last row of a PC wins, as in a fold). PCs without
+// a chain are absent.
+func InlineOf(ix *wire.Index) map[wire.PC][]wire.InlineFrame {
 	out := map[wire.PC][]wire.InlineFrame{}
 	if ix == nil {
 		return out
@@ -195,7 +198,11 @@ func inlineOf(ix *wire.Index) map[wire.PC][]wire.InlineFrame {
 	for i := range ix.Rows {
 		r := &ix.Rows[i]
 		if r.Raw == nil && !r.IsLabel() {
-			out[r.PC()] = r.Inline // the last row of a PC wins, as in the fold
+			if r.Inline != nil {
+				out[r.PC()] = r.Inline
+			} else {
+				delete(out, r.PC())
+			}
 		}
 	}
 	return out
