@@ -176,6 +176,15 @@ func TestReadmeTour(t *testing.T) {
 			if !bytes.Contains(out, []byte("Type: exposed")) || !regexp.MustCompile(`(?m)^ *[0-9]+cycles .* [0-9a-f]{16} lds_reduce `).Match(out) {
 				t.Errorf("pprof exposed view shows no instructions:\n%s", out)
 			}
+		case strings.Contains(c, "--by line"):
+			if !bytes.HasPrefix(out, []byte("Source,Hitcount,Latency,Stall,Idle,HiddenIdle,HiddenStall,HiddenIssue,Hidden,Exposed,PCs\r\n")) ||
+				!regexp.MustCompile(`\ntestdata/kernels/src/helper\.h:8,[1-9]`).Match(out) {
+				t.Errorf("att-stats --by line: no header or no executed helper.h line:\n%s", out)
+			}
+		case strings.HasPrefix(c, "go tool pprof -peek"):
+			if !regexp.MustCompile(`(?m)\|\s+loop_sum \(inline\)\n(.*\n)*.*\| mix$`).Match(out) {
+				t.Errorf("pprof -peek mix does not show loop_sum inlining it:\n%s", out)
+			}
 		case strings.Contains(c, "--format top"):
 			lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 			if len(lines) != 6 || !strings.HasPrefix(lines[0], "Rank NonHidden Total Hidden Hits CodeObj Vaddr") ||
