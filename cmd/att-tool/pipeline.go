@@ -40,9 +40,9 @@ type output struct {
 	counters []string // filenames.json counter_names
 	run      int
 	code     *code
-	dir      string // target folder
-	csv      string // target stats CSV ("" without csv)
-	tmpDir   string
+	dir      string      // target folder
+	csv      string      // target stats CSV ("" without csv)
+	folder   *rcv.Folder // the viewer folder, one output of pipeline.set
 	tmpCSV   string
 	traces   []int // indexes into pipeline.tasks, in discovery order
 	noMatch  bool  // waves ran, but no instruction is in the index
@@ -75,7 +75,7 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	if err != nil {
 		return err
 	}
-	fd, err := discover(f)
+	fd, err := discover(env, f)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ func (p *pipeline) plan(ctx context.Context, fd *found, groups []*group) error {
 			return err
 		}
 		var err error
-		if o.tmpDir, err = p.set.Dir(o.dir); err != nil {
+		if o.folder, err = rcv.NewFolder(o.dir, rcv.FolderOptions{Force: p.f.Force, Set: p.set}); err != nil {
 			return err
 		}
 		if p.csv {
@@ -536,25 +536,11 @@ func (p *pipeline) warn(format string, args ...any) {
 	fmt.Fprintf(p.env.Stderr, format+"\n", args...)
 }
 
-// dirSink writes the files of a viewer folder into its temporary.
-type dirSink struct{ tmp, dir string }
-
-func (s dirSink) WriteFile(name string, data []byte) error {
-	if err := os.WriteFile(filepath.Join(s.tmp, name), data, 0o666); err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("writing %s: %w", filepath.Join(s.dir, name), err)
-	}
-	return nil
-}
-
 // write writes the viewer folder and stats CSV of one output from its
 // traces' record files, as att-rcv and att-stats do.
 func (p *pipeline) write(ctx context.Context, o *output) error {
 	fo := fold.New(o.code.ix)
-	w := rcv.NewWriter(dirSink{o.tmpDir, o.dir}, o.code.ix, fo, rcv.Options{JSON: p.json, DecodeMarkers: !p.f.NoDecodeMarkers,
+	w := rcv.NewWriter(o.folder, o.code.ix, fo, rcv.Options{JSON: p.json, DecodeMarkers: !p.f.NoDecodeMarkers,
 		CounterNames: o.counters})
 	var rd *wire.Reader
 	for _, i := range o.traces {
@@ -573,6 +559,10 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 			rd.Reset(bufio.NewReaderSize(in, 256<<10), tk.t.Path)
 		}
 		for rd.Scan() {
+			// An interrupt takes effect within a batch, not a trace.
+			if err = ctx.Err(); err != nil {
+				break
+			}
 			switch rd.Kind() {
 			case wire.KindHeader:
 				err = w.BeginTrace(rd.Header())
@@ -596,11 +586,11 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 	}
 	switch {
 	case o.code.fromJSON != "":
-		if err := snapshot.Copy(filepath.Dir(o.code.fromJSON), o.tmpDir); err != nil {
+		if err := snapshot.Copy(filepath.Dir(o.code.fromJSON), o.folder.TempDir()); err != nil {
 			return fmt.Errorf("copying source snapshots: %w", err)
 		}
 	case o.code.ix != nil:
-		if _, err := snapshot.Write(o.tmpDir, o.code.ix); err != nil {
+		if _, err := snapshot.Write(o.folder.TempDir(), o.code.ix); err != nil {
 			return fmt.Errorf("writing source snapshots: %w", err)
 		}
 	}

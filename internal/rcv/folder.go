@@ -29,6 +29,12 @@ type FolderOptions struct {
 	// Create, when set, opens a new file for writing in place of os.Create.
 	// Tests use it to simulate a full disk.
 	Create func(path string) (io.WriteCloser, error)
+	// Set, when not nil, is the result the folder is one output of (with
+	// other folders and files: att-tool's runs and stats CSVs): the folder
+	// is made as a temporary of Set, and the caller commits or aborts Set
+	// as a whole; Commit must then not be called, and Abort removes only
+	// what the Folder made itself. The parent directory must exist.
+	Set *publish.Set
 }
 
 // A Folder is a viewer folder under construction. Files go into a
@@ -49,6 +55,7 @@ type Folder struct {
 	exists  bool   // the target existed when the Folder was made
 	created []string
 	set     *publish.Set
+	shared  bool // set is the caller's (FolderOptions.Set)
 	create  func(path string) (io.WriteCloser, error)
 
 	mu     sync.Mutex // Abort may come from a signal handler
@@ -70,7 +77,10 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	f := &Folder{dir: abs, create: opt.Create, set: publish.NewSet(opt.Force)}
+	f := &Folder{dir: abs, create: opt.Create, set: opt.Set, shared: opt.Set != nil}
+	if f.set == nil {
+		f.set = publish.NewSet(opt.Force)
+	}
 	if f.create == nil {
 		f.create = func(path string) (io.WriteCloser, error) {
 			return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
@@ -97,7 +107,7 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 		return nil, fmt.Errorf("creating %s: %w", parent, unwrapPath(err))
 	}
 	tmp, err := f.set.Dir(abs)
-	if err != nil && f.exists {
+	if err != nil && f.exists && !f.shared {
 		// The parent is not writable but the folder exists: build inside
 		// it, and move the files up at Commit.
 		tmp, err = mkdirTemp(abs, ".att-rcv.tmp-")
@@ -266,6 +276,9 @@ func (f *Folder) Commit() error {
 	if f.closed {
 		return errors.New("rcv: folder already committed or aborted")
 	}
+	if f.shared {
+		return errors.New("rcv: the folder is part of a Set: commit the Set")
+	}
 	if f.inside {
 		if err := f.moveUp(); err != nil {
 			f.abort()
@@ -309,7 +322,9 @@ func (f *Folder) abort() {
 	if f.tmp != "" && !f.closed && f.inside {
 		os.RemoveAll(f.tmp)
 	}
-	f.set.Abort()
+	if !f.shared {
+		f.set.Abort()
+	}
 	if !f.closed {
 		for i := len(f.created) - 1; i >= 0; i-- {
 			os.Remove(f.created[i])
