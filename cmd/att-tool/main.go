@@ -9,12 +9,19 @@
 //	att-tool [-d DIR] [--lib LIB] [--formats json,csv] [--base-name NAME]
 //	         [--no-decode-markers] [--backend auto|native|rocm] [-j N]
 //	         [--code-object ID=PATH@ADDR]… [--group PID_AGENT] [--force]
-//	         [--counters NAME,…] [--progress] FILE…
+//	         [--counters NAME,…] [--allow-duplicates] [--progress] FILE…
 //
 // It does in one process what co-index, att-decode, att-rcv and att-stats
 // do: it indexes the code objects, decodes the shader engines of all runs
 // in parallel (-j, default the number of cores), and writes each run's
 // folder and stats CSV (runs in parallel too).
+//
+// Each input file is taken once: the same file under two names (given
+// twice, a folder and a file in it, a symbolic or hard link; by device and
+// inode) is warned of and counted once, and so is a trace with the bytes of
+// another under a second name (a copy), unless --allow-duplicates. Files
+// named after different processes or agents (<pid>_<agent>_…) are inputs
+// of different groups and never duplicates of each other.
 //
 // Directories are searched recursively (rocprofv3 writes
 // <out>/<hostname>/<pid>_<agent>_…), skipping hidden entries and earlier

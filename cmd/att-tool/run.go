@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,7 @@ type flags struct {
 	CodeObject      []string `name:"code-object" sep:"none" placeholder:"ID=PATH@ADDR" help:"Index code object PATH with id ID at load address ADDR, for captures without code-object load records (absolute PCs: use id 0); repeatable."`
 	Group           string   `placeholder:"PID_AGENT" help:"Of a capture holding several processes or agents, process only the traces and code objects named <PID_AGENT>_… (default: one output per process and agent)."`
 	Force           bool     `help:"Replace outputs that hold an earlier result (folder and stats CSV together)."`
+	AllowDuplicates bool     `name:"allow-duplicates" help:"Count a trace whose bytes are those of another input trace (a copy under another name) as often as it is given; the same file under two names (a link, a folder and a file in it) is always counted once."`
 	Progress        bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
 	AnyArch         bool     `name:"any-arch" help:"Decode traces of another architecture than the code objects (refused by default, exit 3)."`
 	Inputs          []string `arg:"" optional:"" name:"FILE" help:".att traces, code objects (.out, .co, .hsaco), a code.json, or directories holding them (searched recursively, as rocprofv3 writes <out>/<hostname>/…)."`
@@ -138,6 +140,8 @@ func parseFormats(s string) (json, csv bool, err error) {
 // found is what input discovery found, in discovery order, with absolute,
 // symlink-resolved paths.
 type found struct {
+	env      *cli.Env
+	files    []seenFile // every input file, for their identity
 	traces   []string
 	objects  []string
 	codeJSON string
@@ -148,8 +152,8 @@ type found struct {
 // directories are searched recursively: rocprofv3 writes
 // <out>/<hostname>/<pid>_<agent>_…. Hidden entries and earlier outputs
 // (ui_output_* folders) are skipped.
-func discover(f *flags) (*found, error) {
-	var fd found
+func discover(env *cli.Env, f *flags) (*found, error) {
+	fd := found{env: env}
 	for _, a := range f.Inputs {
 		p, err := absInput(a)
 		if err != nil {
@@ -160,7 +164,7 @@ func discover(f *flags) (*found, error) {
 			return nil, err
 		}
 		if !st.IsDir() {
-			if !fd.classify(p) {
+			if !fd.add(p, st) {
 				return nil, upstreamf("Unsupported input type: %s. Expected .att, code.json, or a code object (.out, .co, .hsaco).", p)
 			}
 			continue
@@ -183,7 +187,7 @@ func discover(f *flags) (*found, error) {
 				return nil
 			}
 			if st, err := os.Stat(q); err == nil && !st.IsDir() {
-				fd.classify(q)
+				fd.add(q, st)
 			}
 			return nil
 		})
@@ -198,9 +202,17 @@ func discover(f *flags) (*found, error) {
 			return nil, err
 		}
 		in.Path = p
-		// A copy of PATH among the inputs is not indexed twice.
-		fd.objects = slices.DeleteFunc(fd.objects, func(o string) bool { return o == p })
+		// PATH among the inputs (under any name) is not indexed twice.
+		if st, err := os.Stat(p); err == nil {
+			fd.objects = slices.DeleteFunc(fd.objects, func(o string) bool {
+				ot, err := os.Stat(o)
+				return err == nil && os.SameFile(st, ot)
+			})
+		}
 		fd.placed = append(fd.placed, in)
+	}
+	if err := fd.sameContent(f.AllowDuplicates); err != nil {
+		return nil, err
 	}
 	if len(fd.traces) == 0 && len(fd.objects) == 0 && len(fd.placed) == 0 && fd.codeJSON == "" {
 		return nil, upstreamf("No .att files, code.json, or code object files were provided or discovered.")
@@ -226,6 +238,108 @@ func absInput(p string) (string, error) {
 		abs = real
 	}
 	return abs, nil
+}
+
+// A seenFile is an input file and its identity (device and inode).
+type seenFile struct {
+	path, group string
+	st          os.FileInfo
+}
+
+// inputGroup is the kind of input p and the process and agent its name
+// carries: one file under the names of two processes (hard links, as tests
+// make captures) is an input of each.
+func inputGroup(p string) string {
+	if strings.HasSuffix(strings.ToLower(p), ".att") {
+		return "trace " + groupKey(traceGroupRE, p)
+	}
+	return "object " + groupKey(objectGroupRE, p)
+}
+
+// add classifies the file p unless it is one already found under another
+// name (given twice, a folder and a file in it, a symbolic or hard link):
+// that is warned of and counted once. False for a name of no known kind.
+func (fd *found) add(p string, st os.FileInfo) bool {
+	g := inputGroup(p)
+	for _, s := range fd.files {
+		if s.group == g && os.SameFile(s.st, st) {
+			if s.path == p {
+				fd.env.Warnf("%s given twice: counted once", p)
+			} else {
+				fd.env.Warnf("%s and %s are the same file: counted once", s.path, p)
+			}
+			return true
+		}
+	}
+	if !fd.classify(p) {
+		return false
+	}
+	fd.files = append(fd.files, seenFile{p, g, st})
+	return true
+}
+
+// sameContent finds traces of the same bytes under two names of one
+// process and agent (a copy of a capture inside it, a copied trace): each
+// is warned of and, unless allow, counted once. Only traces of equal size
+// are read.
+func (fd *found) sameContent(allow bool) error {
+	type key struct {
+		group string
+		size  int64
+	}
+	sizes := make([]key, len(fd.traces))
+	n := map[key]int{}
+	for i, t := range fd.traces {
+		st, err := os.Stat(t)
+		if err != nil {
+			return err
+		}
+		sizes[i] = key{groupKey(traceGroupRE, t), st.Size()}
+		n[sizes[i]]++
+	}
+	drop := map[string]bool{}
+	type sum struct {
+		group string
+		sum   [sha256.Size]byte
+	}
+	first := map[sum]string{}
+	for i, t := range fd.traces {
+		if n[sizes[i]] < 2 {
+			continue
+		}
+		h, err := fileSum(t)
+		if err != nil {
+			return err
+		}
+		k := sum{sizes[i].group, h}
+		o, ok := first[k]
+		switch {
+		case !ok:
+			first[k] = t
+		case allow:
+			fd.env.Warnf("%s has the same content as %s: counted twice (--allow-duplicates)", t, o)
+		default:
+			fd.env.Warnf("%s has the same content as %s: counted once (--allow-duplicates counts both)", t, o)
+			drop[t] = true
+		}
+	}
+	fd.traces = slices.DeleteFunc(fd.traces, func(t string) bool { return drop[t] })
+	return nil
+}
+
+func fileSum(path string) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sum, err
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
 }
 
 // classify files p by its name; false for a name of no known kind.
