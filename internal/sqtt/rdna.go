@@ -70,6 +70,7 @@ type rdna struct {
 	qh      int
 	inTail  bool // a token of the reader's tail was delivered (Compat016)
 	ntoken  int
+	rtLimit int // realtime pairs held at most: max(PoolLimit, realtimeFlush)
 
 	// HEADER (2.3.5)
 	version      int
@@ -96,7 +97,7 @@ type rdna struct {
 
 func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdna {
 	r := &rdna{ctx: ctx, ps: ps, em: &ps.em, br: br, regs: newRegState(), version: a.Version2,
-		dprate: 1, derate: 1, prevPos: -1 << 40}
+		dprate: 1, derate: 1, prevPos: -1 << 40, rtLimit: max(ps.limit, realtimeFlush)}
 	switch a.GFXIP {
 	case 10:
 		r.gen, r.table = 10, pick(ps.old, gfx10Table016, gfx10Table)
@@ -166,15 +167,34 @@ func (r *rdna) refill() error {
 func (r *rdna) window(p int64) uint64 {
 	i := int(p>>3 - r.bufOff)
 	sh := uint(p & 7)
-	b := r.buf
-	if len(b)-i >= 9 {
-		return binary.LittleEndian.Uint64(b[i:])>>sh | uint64(b[i+8])<<(64-sh)
+	if b := r.buf; uint(i)+9 <= uint(len(b)) {
+		b = b[i : i+9]
+		return binary.LittleEndian.Uint64(b)>>sh | uint64(b[8])<<(64-sh)
 	}
+	return r.windowEnd(i, sh)
+}
+
+// windowEnd is window for the last bytes: those past the end read as zero.
+func (r *rdna) windowEnd(i int, sh uint) uint64 {
+	b := r.buf
 	var tmp [9]byte
 	if i < len(b) {
 		copy(tmp[:], b[i:])
 	}
 	return binary.LittleEndian.Uint64(tmp[:])>>sh | uint64(tmp[8])<<(64-sh)
+}
+
+// fastEnd is the bit position before which the reader needs no refill
+// and no end-of-trace rule: 18 bytes before the end of the buffered bytes
+// and, once they are the last, 256 bits before the end (the tail test,
+// q + 128 >= total; 0.1.6's end padding, total - pos < 136; the gfx12 end,
+// pos + 64 > total).
+func (r *rdna) fastEnd() int64 {
+	end := (r.bufOff + int64(len(r.buf))) * 8
+	if r.eof {
+		return end - 256
+	}
+	return end - 18*8
 }
 
 // read runs the token reader over the whole buffer (2.3.1), handing
@@ -184,25 +204,11 @@ func (r *rdna) read() error {
 	if err := r.refill(); err != nil {
 		return err
 	}
+	fast := r.fastEnd()
 	for {
 		if r.ntoken++; r.ntoken&0xFFFF == 0 {
 			if err := r.ctx.Err(); err != nil {
 				return err
-			}
-		}
-		// 18 bytes: enough to tell whether the TIMESTAMP tail test
-		// (q + 128 >= total) can hold.
-		if len(r.buf)-int(r.pos>>3-r.bufOff) < 18 && !r.eof {
-			if err := r.refill(); err != nil {
-				return err
-			}
-		}
-		total := (r.bufOff + int64(len(r.buf))) * 8 // meaningful once eof
-		if r.eof {
-			// 0.1.6 reads gfx12 to the end too, bits past it as
-			// zero (A.4 item 7.10).
-			if r.gen >= 12 && !r.ps.old && r.pos+64 > total || r.pos >= total {
-				return nil
 			}
 		}
 		// q: where the previous token (NOP, TIME, skipped byte or other)
@@ -212,7 +218,29 @@ func (r *rdna) read() error {
 		// reorder step, A.4 item 7.13).
 		q := r.prevPos
 		r.prevPos = r.pos
-		tail := r.eof && q+128 >= total
+		tail := false
+		if r.pos >= fast {
+			// Near the end of the buffered bytes: refill, and near the
+			// end of the trace the end and tail rules. Before fast none
+			// of them can hold, and a token's 128 bits are buffered.
+			// 18 bytes: enough to tell whether the TIMESTAMP tail test
+			// (q + 128 >= total) can hold.
+			if len(r.buf)-int(r.pos>>3-r.bufOff) < 18 && !r.eof {
+				if err := r.refill(); err != nil {
+					return err
+				}
+			}
+			total := (r.bufOff + int64(len(r.buf))) * 8 // meaningful once eof
+			if r.eof {
+				// 0.1.6 reads gfx12 to the end too, bits past it as
+				// zero (A.4 item 7.10).
+				if r.gen >= 12 && !r.ps.old && r.pos+64 > total || r.pos >= total {
+					return nil
+				}
+			}
+			tail = r.eof && q+128 >= total
+			fast = r.fastEnd()
+		}
 		w := r.window(r.pos)
 		if r.extSkip {
 			if w&1 != 0 {
@@ -223,7 +251,7 @@ func (r *rdna) read() error {
 		}
 		e := r.table[w&0xFF]
 		if e.typ == rNop {
-			if w == 0 && r.ps.old && r.gen <= 11 && r.eof && r.pos%8 == 0 && total-r.pos < 64+72 {
+			if w == 0 && r.ps.old && r.gen <= 11 && r.eof && r.pos%8 == 0 && (r.bufOff+int64(len(r.buf)))*8-r.pos < 64+72 {
 				// 0.1.6 takes 64 zero bits at a byte boundary
 				// followed by fewer than 9 bytes as the end padding
 				// (A.4 item 7.11).
@@ -328,7 +356,14 @@ func (r *rdna) deliver(t rdnaTok, tail bool) error {
 	if n := len(r.q); n > r.qh {
 		// The queued tokens all have the time of the last one: they are
 		// held only while no later time has been seen.
-		switch last := r.q[n-1].t; {
+		last := r.q[n-1].t
+		if t.t > last && n-r.qh == 1 {
+			// The common case: one token queued, and a later one.
+			prev := r.q[r.qh]
+			r.q, r.qh = append(r.q[:0], t), 0
+			return r.handle(prev)
+		}
+		switch {
 		case t.t < last:
 			// It goes to the front, and the front is released at once.
 			return r.handle(t)
@@ -410,11 +445,14 @@ func (r *rdna) packetLoss(t int64) error {
 
 // handle is the parser: it applies one delivered token (2.3.6).
 func (r *rdna) handle(t rdnaTok) error {
-	lost, err := r.lossAt(t.t)
-	if err != nil {
-		return err
+	lost := r.plFlag
+	if lost {
+		r.plFlag = false
+		if err := r.packetLoss(t.t); err != nil {
+			return err
+		}
 	}
-	if len(r.realtime) >= max(r.ps.limit, realtimeFlush) {
+	if len(r.realtime) >= r.rtLimit {
 		// Only "other" tokens flush realtime pairs (below); bound them
 		// in streams without any.
 		if err := r.flushRealtime(); err != nil {
