@@ -37,16 +37,3 @@ func FuzzReport(f *testing.F) {
 		}
 	})
 }
-
-// FuzzInnermost: the innermost frame of a source chain is a prefix of it.
-func FuzzInnermost(f *testing.F) {
-	for _, s := range []string{"k.cl:3", "h.h:8 -> k.cl:4", "x:?", "C:\\a.cl", "None", "", ":", "a:-1 -> "} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		file, _, ok := innermost(s)
-		if ok && !strings.HasPrefix(strings.TrimSpace(s), file) {
-			t.Fatalf("%q: file %q", s, file)
-		}
-	})
-}

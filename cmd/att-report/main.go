@@ -7,20 +7,30 @@
 // Usage:
 //
 //	att-report [--index FILE] [-o FILE] [--title TEXT] [--source-dir DIR]…
-//	           [--run N | --merge-runs] [--jq FILTER] [--progress] [STREAM…]
+//	           [--run N | --merge-runs] [--kernel GLOB]… [--dispatch N]…
+//	           [--wave slowest|fastest|ID] [--jq FILTER] [--any-arch]
+//	           [--progress] [STREAM…]
 //
 // STREAMs are record streams from att-decode (or their JSON projection):
 // files, or "-" / none for standard input, as att-stats reads them; each
 // part (one shader engine's trace) keeps the run and shader engine of its
 // header. --index gives the code metadata (co-index's index stream or a
 // code.json): the ISA text, source lines and kernels (function labels). An
-// input holding several runs needs --run N or --merge-runs.
+// input holding several runs needs --run N or --merge-runs. --kernel,
+// --dispatch and --wave select waves as in att-stats (internal/waveselect;
+// --wave slowest or fastest reads the inputs twice, standard input through
+// an unlinked temporary copy); --jq filters the wave records after them.
+// Records of another architecture than the index's code objects exit 3
+// unless --any-arch.
 //
 // What flows in and out: the records are folded as they are read, per PC
 // (internal/fold: hits, latency, stall, idle), per PC hidden and exposed
 // cycles (internal/hidden, python-layer §8, as att-stats --format top),
-// per kernel its waves and their durations, per shader engine its waves in
-// flight over time (from the occupancy records, or from the waves' begin
+// summed per kernel and per source line as att-stats --by kernel and --by
+// line sum them (internal/rollup; a line is a PC's own line, the first
+// file:line of its source chain), per kernel its waves' durations
+// (waveselect's histogram), per shader engine its waves in flight over
+// time (from the occupancy records, or from the waves' begin
 // and end times when a part has none). Memory grows with the number of
 // PCs of the index, not with the length of the trace. The page is written
 // to -o FILE (through a temporary sibling renamed into place; an

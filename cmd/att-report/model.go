@@ -3,42 +3,31 @@ package main
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/hidden"
+	"github.com/attkit/attkit/internal/rollup"
+	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
 
 // A collector gathers what the page shows while the records stream by:
-// the per-PC fold, per kernel its waves and their durations, per part
-// (one shader engine of one run) its waves in flight over time.
+// the per-PC fold, per kernel its waves' durations (waveselect's
+// histogram), per part (one shader engine of one run) its waves in flight
+// over time.
 type collector struct {
-	ix      *wire.Index
-	fold    *fold.Fold
-	kernels []*kernel
-	byPC    map[wire.PC]*kernel // from the index's function labels
-	other   map[uint64]*kernel  // per code object, its PCs outside every kernel
-	none    *kernel             // waves without a resolved instruction
-	ses     []*part
-	cur     *part
-	parts   int
-	arch    uint64
-}
-
-type kernel struct {
-	Name  string
-	CO    uint64
-	waves int64
-	// cycles is the sum of the waves' end - begin.
-	cycles     int64
-	minD, maxD int64
-	hist       durHist
+	ix    *wire.Index
+	fold  *fold.Fold
+	sel   *waveselect.Selector
+	hist  *waveselect.Histogram
+	ses   []*part
+	cur   *part
+	parts int
+	arch  uint64
 }
 
 // A part is one record-stream part: one shader engine's trace.
@@ -51,71 +40,15 @@ type part struct {
 	waves   int64
 }
 
-func newCollector(ix *wire.Index) *collector {
-	c := &collector{ix: ix, fold: fold.New(ix), byPC: map[wire.PC]*kernel{}, other: map[uint64]*kernel{}}
-	c.kernelsOf()
-	return c
-}
-
-// kernelsOf gives each instruction row of the index the kernel of the
-// function label ("; _name", its Source the symbol) before it in the same
-// code object, the demangled name when the index has one.
-func (c *collector) kernelsOf() {
-	if c.ix == nil {
-		return
-	}
-	demangled := map[wire.PC]string{}
-	for _, k := range c.ix.Kernels {
-		if k.Demangled != "" && k.Demangled != k.Name {
-			demangled[wire.PC{CodeObjectID: k.CodeObj, Address: k.Address}] = k.Demangled
-		}
-	}
-	var cur *kernel
-	var co uint64
-	for i := range c.ix.Rows {
-		r := &c.ix.Rows[i]
-		if r.Raw != nil {
-			continue
-		}
-		if r.CodeObj != co {
-			cur, co = nil, r.CodeObj
-		}
-		if r.Kind == wire.RowFunction {
-			name := r.Source
-			if name == "" {
-				name = strings.TrimPrefix(strings.TrimPrefix(r.Text, ";"), " _")
-			}
-			if d := demangled[r.PC()]; d != "" {
-				name = d
-			}
-			cur = &kernel{Name: name, CO: r.CodeObj}
-			c.kernels = append(c.kernels, cur)
-			continue
-		}
-		if cur != nil && !r.IsLabel() {
-			c.byPC[r.PC()] = cur
-		}
-	}
-}
-
-// kernelOf returns the kernel of pc: its function's, else one per code
-// object for the PCs outside every function.
-func (c *collector) kernelOf(pc wire.PC) *kernel {
-	if k := c.byPC[pc]; k != nil {
-		return k
-	}
-	k := c.other[pc.CodeObjectID]
-	if k == nil {
-		k = &kernel{Name: fmt.Sprintf("codeobj %d", pc.CodeObjectID), CO: pc.CodeObjectID}
-		c.other[pc.CodeObjectID] = k
-		c.kernels = append(c.kernels, k)
-	}
-	c.byPC[pc] = k
-	return k
+func newCollector(ix *wire.Index, sel *waveselect.Selector) *collector {
+	return &collector{ix: ix, fold: fold.New(ix), sel: sel, hist: waveselect.NewHistogram()}
 }
 
 func (c *collector) startPart(h *wire.Header) {
 	c.parts++
+	if h.Trace.GFXIP != 0 && c.arch == 0 {
+		c.arch = uint64(h.Trace.GFXIP)
+	}
 	for _, p := range c.ses {
 		if p.SE == h.Trace.SE && p.Run == h.Trace.Run {
 			c.cur = p
@@ -124,9 +57,6 @@ func (c *collector) startPart(h *wire.Header) {
 	}
 	c.cur = &part{SE: h.Trace.SE, Run: h.Trace.Run, Path: h.Trace.Path}
 	c.ses = append(c.ses, c.cur)
-	if h.Trace.GFXIP != 0 && c.arch == 0 {
-		c.arch = uint64(h.Trace.GFXIP)
-	}
 }
 
 func (c *collector) gfxip(v uint64) {
@@ -148,60 +78,16 @@ func (c *collector) addOccupancy(recs []wire.Occupancy) {
 	}
 }
 
-// addWave folds w: its instructions per PC, its duration into the kernel of
-// its first resolved instruction, its span into its part's waves in flight.
+// addWave folds w: its instructions per PC, its duration into its kernel's
+// histogram, its span into its part's waves in flight.
 func (c *collector) addWave(w *wire.Wave) {
 	c.fold.AddWave(w)
-	var k *kernel
-	for i := range w.Instructions {
-		if pc := w.Instructions[i].PC; pc != (wire.PC{}) {
-			k = c.kernelOf(pc)
-			break
-		}
-	}
-	if k == nil {
-		if c.none == nil {
-			c.none = &kernel{Name: "(no resolved instruction)"}
-			c.kernels = append(c.kernels, c.none)
-		}
-		k = c.none
-	}
-	d := w.EndTime - w.BeginTime
-	if k.waves == 0 || d < k.minD {
-		k.minD = d
-	}
-	if k.waves == 0 || d > k.maxD {
-		k.maxD = d
-	}
-	k.waves++
-	k.cycles += d
-	k.hist.add(d)
+	c.hist.Add(c.sel.Describe(w))
 	p := c.cur
 	p.waves++
 	p.waveOcc.add(w.BeginTime, 1)
 	p.waveOcc.add(w.EndTime, -1)
 }
-
-// durHist counts wave durations in bins of a quarter of a power of two:
-// bin 0 holds durations below 1, bin b ≥ 1 those in [lo(b), lo(b+1)).
-type durHist struct{ n [4*64 + 1]int64 }
-
-func durBin(d int64) int {
-	if d < 1 {
-		return 0
-	}
-	e := 63 - bits.LeadingZeros64(uint64(d)) // 2^e <= d < 2^(e+1)
-	q := 0
-	for q < 3 && float64(d) >= binLo(e*4+q+2) {
-		q++
-	}
-	return e*4 + q + 1
-}
-
-// binLo is the smallest duration of bin b ≥ 1: 2^((b-1)/4), rounded up.
-func binLo(b int) float64 { return math.Ceil(math.Exp2(float64(b-1) / 4)) }
-
-func (h *durHist) add(d int64) { h.n[durBin(d)]++ }
 
 // occBins is the number of time bins of a part's occupancy chart.
 const occBins = 1024
@@ -292,6 +178,7 @@ type kernelJS struct {
 	Idle      int64   `json:"idle"`
 	Hidden    int64   `json:"hidden"`
 	Exposed   int64   `json:"exposed"`
+	Negative  int64   `json:"negative_waves"` // waves that end before they begin (cut)
 	MinWave   int64   `json:"min_wave"`
 	MaxWave   int64   `json:"max_wave"`
 	MeanWave  float64 `json:"mean_wave"`
@@ -299,14 +186,9 @@ type kernelJS struct {
 	Count     int     `json:"count"`
 	LineFirst int     `json:"line_first"`
 	LineCount int     `json:"line_count"`
-	// Hist is the wave-duration histogram: bins [Lo[i], Lo[i+1]) holding
-	// N[i] waves (the last bin's upper bound is Lo[len-1]).
-	Hist histJS `json:"hist"`
-}
-
-type histJS struct {
-	Lo []int64 `json:"lo"`
-	N  []int64 `json:"n"`
+	// Hist is the wave-duration histogram (waveselect's quarter-octave
+	// bins, from the shortest wave's to the longest's).
+	Hist []waveselect.Bin `json:"hist"`
 }
 
 type instsJS struct {
@@ -314,17 +196,27 @@ type instsJS struct {
 	Addr    []uint64 `json:"addr"`
 	Text    []string `json:"text"`
 	// Src is the source chain (innermost first, " -> " between frames)
-	// as an index into Srcs, -1 for none; Line its innermost line as an
-	// index into Lines.
-	Src     []int    `json:"src"`
-	Line    []int    `json:"line"`
-	Hit     []int64  `json:"hit"`
-	Latency []int64  `json:"latency"`
-	Stall   []int64  `json:"stall"`
-	Idle    []int64  `json:"idle"`
-	Exposed []int64  `json:"exposed"`
-	Hidden  []int64  `json:"hidden"`
-	Srcs    []string `json:"srcs"`
+	// as an index into Srcs, -1 for none; Line its own line (the chain's
+	// first file:line) as an index into Lines.
+	Src []int `json:"src"`
+	// Chain is the DWARF inline chain (wire.Row.Inline) as an index into
+	// Chains, -1 when the index has none.
+	Chain   []int       `json:"chain"`
+	Line    []int       `json:"line"`
+	Hit     []int64     `json:"hit"`
+	Latency []int64     `json:"latency"`
+	Stall   []int64     `json:"stall"`
+	Idle    []int64     `json:"idle"`
+	Exposed []int64     `json:"exposed"`
+	Hidden  []int64     `json:"hidden"`
+	Srcs    []string    `json:"srcs"`
+	Chains  [][]frameJS `json:"chains"`
+}
+
+type frameJS struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     int64  `json:"line"`
 }
 
 // linesJS is the per-source-line roll-up of each kernel: the counters of
@@ -396,34 +288,11 @@ func sourceFinder(dirs []string) func(string) ([]byte, bool) {
 	}
 }
 
-// innermost splits a source chain ("file:line -> caller:line …", innermost
-// first) into file and line of the innermost frame; "" and "None" have
-// none.
-func innermost(src string) (file string, line int64, ok bool) {
-	if strings.TrimSpace(src) == "" || src == "None" {
-		return "", 0, false
-	}
-	if i := strings.Index(src, " -> "); i >= 0 {
-		src = src[:i]
-	}
-	src = strings.TrimSpace(src)
-	i := strings.LastIndexByte(src, ':')
-	if i < 0 {
-		return src, 0, true
-	}
-	n, err := strconv.ParseInt(src[i+1:], 10, 64)
-	switch {
-	case err == nil:
-		return src[:i], n, true
-	case src[i+1:] == "?":
-		return src[:i], 0, true
-	}
-	return src, 0, true
-}
-
 // data builds the page's data from what was collected and the per-PC
-// hidden latency.
-func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]byte, bool)) *pageData {
+// hidden latency: kernels and their counters from rollup (by kernel), the
+// per-line roll-up of each kernel by rollup's line key (the first
+// file:line of a PC's source), the waves from the histogram.
+func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]byte, bool)) (*pageData, error) {
 	d := &pageData{}
 	if c.arch != 0 {
 		d.Arch = fmt.Sprintf("gfx%d", c.arch)
@@ -436,49 +305,63 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 			}
 		}
 	}
-	// Every PC of the fold, grouped by kernel (kernels in index order),
-	// by address within one.
-	entries := slices.Clone(c.fold.Entries())
-	for _, e := range entries {
-		if e.PC != (wire.PC{}) {
-			c.kernelOf(e.PC)
+	groups, err := rollup.Sum(c.fold, hid, rollup.ByKernel)
+	if err != nil {
+		return nil, err
+	}
+	type kkey struct {
+		co, at uint64
+		name   string
+	}
+	kpos := map[kkey]int{}
+	for i, g := range groups {
+		kpos[kkey{g.CodeObj, g.Vaddr, g.Key}] = i
+	}
+	pcKernel := rollup.KernelsOf(c.ix)
+	chainOf := map[wire.PC][]wire.InlineFrame{}
+	if c.ix != nil {
+		for i := range c.ix.Rows {
+			if r := &c.ix.Rows[i]; r.Raw == nil && !r.IsLabel() {
+				chainOf[r.PC()] = r.Inline
+			}
 		}
 	}
-	kidx := map[*kernel]int{}
-	for i, k := range c.kernels {
-		kidx[k] = i
-	}
-	byK := make([][]*fold.Entry, len(c.kernels))
-	for _, e := range entries {
-		if e.PC == (wire.PC{}) {
-			continue
+	byK := make([][]*fold.Entry, len(groups))
+	for _, e := range c.fold.Ordered() {
+		k := kkey{co: e.PC.CodeObjectID}
+		if kn := pcKernel[e.PC]; kn != nil {
+			k.at, k.name = kn.Address, kn.Name
 		}
-		i := kidx[c.kernelOf(e.PC)]
+		i, ok := kpos[k]
+		if !ok {
+			return nil, fmt.Errorf("internal error: PC %#x of code object %d in no kernel group", e.PC.Address, e.PC.CodeObjectID)
+		}
 		byK[i] = append(byK[i], e)
+	}
+	hists := map[string]*waveselect.KernelHistogram{}
+	for _, h := range c.hist.Kernels() {
+		hists[h.Kernel] = h
 	}
 	fileIdx := map[string]int{}
 	srcIdx := map[string]int{}
 	in := &d.Insts
 	ln := &d.Lines
-	for ki, k := range c.kernels {
-		es := byK[ki]
+	for gi, g := range groups {
+		es := byK[gi]
 		slices.SortStableFunc(es, func(a, b *fold.Entry) int { return fold.ComparePC(a.PC, b.PC) })
-		kj := kernelJS{Name: k.Name, CodeObj: k.CO, Waves: k.waves, Cycles: k.cycles,
-			MinWave: k.minD, MaxWave: k.maxD, First: len(in.Addr), Count: len(es), LineFirst: len(ln.Line)}
-		if k.waves > 0 {
-			kj.MeanWave = math.Round(float64(k.cycles)/float64(k.waves)*10) / 10
+		name := g.Key
+		if name == "" {
+			name = fmt.Sprintf("code object %d, outside every kernel", g.CodeObj)
 		}
-		lineOf := map[[2]string]int{}
+		kj := kernelJS{Name: name, CodeObj: g.CodeObj, First: len(in.Addr), Count: len(es), LineFirst: len(ln.Line),
+			Insts: g.Hit, Latency: g.Latency, Stall: g.Stall, Idle: g.Idle, Hidden: g.Hidden, Exposed: g.Exposed}
+		if h := hists[g.Key]; h != nil && g.Key != "" {
+			kj.setWaves(h)
+			delete(hists, g.Key)
+		}
+		lineOf := map[string]int{}
 		for _, e := range es {
-			h := hid[e.PC]
-			hd := h.Stall + h.Issue + min(h.Idle, e.Idle)
-			exp := e.Latency + e.Idle - hd
-			kj.Insts += e.Hit
-			kj.Latency += e.Latency
-			kj.Stall += e.Stall
-			kj.Idle += e.Idle
-			kj.Hidden += hd
-			kj.Exposed += exp
+			x := rollup.Of(e, hid[e.PC])
 			src := -1
 			if e.Source != "" {
 				s, ok := srcIdx[e.Source]
@@ -489,11 +372,20 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 				}
 				src = s
 			}
+			chain := -1
+			if fr := chainOf[e.PC]; len(fr) > 0 {
+				chain = len(in.Chains)
+				js := make([]frameJS, len(fr))
+				for i, f := range fr {
+					js[i] = frameJS{f.Function, f.File, f.Line}
+				}
+				in.Chains = append(in.Chains, js)
+			}
 			li := -1
-			if file, line, ok := innermost(e.Source); ok {
-				key := [2]string{file, strconv.FormatInt(line, 10)}
+			if key := rollup.FirstSource(e.Source); key != "" && key != "None" {
 				l, ok := lineOf[key]
 				if !ok {
+					file, line := rollup.SplitSource(key)
 					fi, ok := fileIdx[file]
 					if !ok {
 						fi = len(d.Files)
@@ -504,7 +396,7 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 					lineOf[key] = l
 					ln.File = append(ln.File, fi)
 					ln.Line = append(ln.Line, line)
-					ln.Names = append(ln.Names, file+":"+strconv.FormatInt(line, 10))
+					ln.Names = append(ln.Names, key)
 					ln.Hit = append(ln.Hit, 0)
 					ln.Latency = append(ln.Latency, 0)
 					ln.Stall = append(ln.Stall, 0)
@@ -514,28 +406,41 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 					ln.PCs = append(ln.PCs, 0)
 				}
 				li = l
-				ln.Hit[l] += e.Hit
-				ln.Latency[l] += e.Latency
-				ln.Stall[l] += e.Stall
-				ln.Idle[l] += e.Idle
-				ln.Exposed[l] += exp
-				ln.Hidden[l] += hd
+				ln.Hit[l] += x.Hit
+				ln.Latency[l] += x.Latency
+				ln.Stall[l] += x.Stall
+				ln.Idle[l] += x.Idle
+				ln.Exposed[l] += x.Exposed
+				ln.Hidden[l] += x.Hidden
 				ln.PCs[l]++
 			}
 			in.CodeObj = append(in.CodeObj, e.PC.CodeObjectID)
 			in.Addr = append(in.Addr, e.PC.Address)
 			in.Text = append(in.Text, e.Text)
 			in.Src = append(in.Src, src)
+			in.Chain = append(in.Chain, chain)
 			in.Line = append(in.Line, li)
-			in.Hit = append(in.Hit, e.Hit)
-			in.Latency = append(in.Latency, e.Latency)
-			in.Stall = append(in.Stall, e.Stall)
-			in.Idle = append(in.Idle, e.Idle)
-			in.Exposed = append(in.Exposed, exp)
-			in.Hidden = append(in.Hidden, hd)
+			in.Hit = append(in.Hit, x.Hit)
+			in.Latency = append(in.Latency, x.Latency)
+			in.Stall = append(in.Stall, x.Stall)
+			in.Idle = append(in.Idle, x.Idle)
+			in.Exposed = append(in.Exposed, x.Exposed)
+			in.Hidden = append(in.Hidden, x.Hidden)
 		}
 		kj.LineCount = len(ln.Line) - kj.LineFirst
-		kj.Hist = k.hist.js()
+		d.Kernels = append(d.Kernels, kj)
+	}
+	// Waves of kernels no PC of the index belongs to (a wave without
+	// instructions, named after its dispatch, or none): a kernel each.
+	for _, h := range c.hist.Kernels() {
+		if hists[h.Kernel] == nil {
+			continue
+		}
+		kj := kernelJS{Name: h.Kernel, First: len(in.Addr), LineFirst: len(ln.Line)}
+		if kj.Name == "" {
+			kj.Name = "(waves of no kernel)"
+		}
+		kj.setWaves(h)
 		d.Kernels = append(d.Kernels, kj)
 	}
 	d.Top = topPCs(in, 50)
@@ -565,34 +470,14 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 		}
 		return a.SE - b.SE
 	})
-	return d
+	return d, nil
 }
 
-func (h *durHist) js() histJS {
-	lo, hi := -1, -1
-	for i, n := range h.n {
-		if n > 0 {
-			if lo < 0 {
-				lo = i
-			}
-			hi = i
-		}
-	}
-	var out histJS
-	if lo < 0 {
-		return out
-	}
-	for b := lo; b <= hi+1; b++ {
-		if b == 0 {
-			out.Lo = append(out.Lo, math.MinInt64)
-		} else {
-			out.Lo = append(out.Lo, int64(binLo(b)))
-		}
-		if b <= hi {
-			out.N = append(out.N, h.n[b])
-		}
-	}
-	return out
+func (k *kernelJS) setWaves(h *waveselect.KernelHistogram) {
+	k.Waves, k.Cycles, k.Negative = h.Waves, h.Sum, h.Negative
+	k.MinWave, k.MaxWave = h.Min, h.Max
+	k.MeanWave = math.Round(h.Mean()*10) / 10
+	k.Hist = h.Bins()
 }
 
 // topPCs returns the indices of the n PCs with the most exposed cycles,

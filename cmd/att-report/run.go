@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/hidden"
 	"github.com/attkit/attkit/internal/jq"
+	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -21,7 +23,11 @@ type flags struct {
 	SourceDir []string `name:"source-dir" help:"Look for source files under DIR too (repeatable); found files are shown beside the ISA." placeholder:"DIR" sep:"none"`
 	Run       *int     `help:"Report only the parts of run N." placeholder:"N"`
 	MergeRuns bool     `help:"Report all runs together."`
+	Kernel    []string `help:"Report only the waves of the kernels whose name matches GLOB (path.Match syntax; repeatable)." placeholder:"GLOB" sep:"none"`
+	Dispatch  []string `help:"Report only the waves of dispatch N (the Nth DISPATCH record of its trace, from 0; repeatable)." placeholder:"N" sep:"none"`
+	Wave      string   `help:"Report one wave: slowest, fastest (by end - begin, ties to the first) or an ID se<SE>.cu<CU>.simd<SIMD>.slot<SLOT>@<BEGIN>." placeholder:"WHICH"`
 	Jq        string   `help:"Report only the wave records this jq program accepts." placeholder:"FILTER"`
+	AnyArch   bool     `name:"any-arch" help:"Read records of another architecture than the index's code objects (refused by default, exit 3)."`
 	Progress  bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
 	Streams   []string `arg:"" optional:"" help:"Record streams (att-decode output); none or - reads stdin."`
 }
@@ -56,11 +62,15 @@ func report(env *cli.Env, f *flags) error {
 			return fmt.Errorf("reading index: %w", err)
 		}
 	}
+	sel, err := waveselect.New(ix, waveselect.Options{Kernels: f.Kernel, Dispatches: f.Dispatch, Wave: f.Wave})
+	if err != nil {
+		return err
+	}
 	an := hidden.New(hidden.Options{Matrix: hidden.MatrixPCs(ix)})
 	defer an.Close()
-	c := newCollector(ix)
+	c := newCollector(ix, sel)
 	prog := cli.ProgressWanted(f.Progress, env.Stderr)
-	if err := readStreams(env, f, c, an, filter, prog); err != nil {
+	if err := readStreams(env, f, c, an, sel, filter, prog); err != nil {
 		return err
 	}
 	res, err := an.Result()
@@ -74,7 +84,10 @@ func report(env *cli.Env, f *flags) error {
 	if title == "" {
 		title = "attkit report: " + strings.Join(inputNames(f.Streams), " ")
 	}
-	d := c.data(res.ByPC, sourceFinder(f.SourceDir))
+	d, err := c.data(res.ByPC, sourceFinder(f.SourceDir))
+	if err != nil {
+		return err
+	}
 	d.Title = title
 	d.Producer = "att-report " + cli.Version()
 	d.Inputs = inputNames(f.Streams)
@@ -98,27 +111,46 @@ func inputNames(paths []string) []string {
 // readStreams reads every input into c and an, as att-stats folds them:
 // one part per header (one shader engine's trace), runs kept apart unless
 // --merge-runs, other runs skipped with --run.
-func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, filter *jq.Filter, prog bool) error {
+func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, sel *waveselect.Selector, filter *jq.Filter, prog bool) error {
 	paths := inputNames(f.Streams)
+	inputs := waveselect.NewInputs(env.Open)
+	defer inputs.Close()
+	skip := func(h *wire.Header) bool { return f.Run != nil && h.Trace.Run != *f.Run }
+	var jqf func(*wire.Header, *wire.Batch) error
+	if filter != nil {
+		jqf = filter.Apply
+	}
+	if err := sel.FirstPass(inputs, paths, skip, jqf); err != nil {
+		return err
+	}
+	chk := arch.NewChecker(c.ix, f.Index, f.AnyArch)
 	seen := map[int]bool{}
 	chosen := -1 // the run reported, without --merge-runs
 	var rd *wire.Reader
 	se := -1 // the analyzer's key of the current part
 	var waves, insts int64
 	for _, p := range paths {
-		in, name, err := env.Open(p)
+		in, name, err := inputs.Open(p)
 		if err != nil {
 			return err
 		}
 		if rd == nil {
 			rd = wire.NewReader(in, name)
+			if sel.Active() {
+				rd.SetMaxBatch(waveselect.MaxBatch)
+			}
 		} else {
 			rd.Reset(in, name)
 		}
 		active := false
 		for rd.Scan() {
+			if err := chk.Scan(rd, name); err != nil {
+				in.Close()
+				return err
+			}
 			if rd.Kind() == wire.KindHeader {
 				h := rd.Header()
+				sel.BeginPart(h)
 				r := h.Trace.Run
 				seen[r] = true
 				if se >= 0 {
@@ -149,6 +181,7 @@ func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, filt
 				continue
 			}
 			b := rd.Batch()
+			sel.Select(b)
 			switch b.Type {
 			case wire.TypeInstOtherSIMD:
 				an.AddOther(se, b.OtherSIMD)
@@ -163,6 +196,7 @@ func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, filt
 						return fmt.Errorf("%s: %w", name, err)
 					}
 				}
+				sel.Pick(b)
 				for i := range b.Waves {
 					w := &b.Waves[i]
 					c.addWave(w)
@@ -182,6 +216,9 @@ func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, filt
 	}
 	if f.Run != nil && c.parts == 0 {
 		return cli.Errorf(cli.ExitFailed, "no part of the input is run %d (runs present: %s)", *f.Run, runList(seen))
+	}
+	if err := sel.Check(); err != nil {
+		return err
 	}
 	if prog {
 		fmt.Fprintf(env.Stderr, "%s: %d waves, %d instructions read\n", env.Name, waves, insts)

@@ -85,13 +85,18 @@ func twoKernels() *wire.Index {
 		Rows: []wire.Row{
 			row(wire.RowFunction, 0x100, "; _alpha", "alpha"),
 			row(wire.RowInstruction, 0x100, "s_mov_b32 s0, 0", "k.cl:3"),
-			row(wire.RowInstruction, 0x104, "v_add_f32 v0, v1, v2", "helper.h:8 -> k.cl:4"),
+			inlined(row(wire.RowInstruction, 0x104, "v_add_f32 v0, v1, v2", "helper.h:8 -> k.cl:4")),
 			row(wire.RowInstruction, 0x108, "s_endpgm", "k.cl:3"),
 			row(wire.RowFunction, 0x200, "; _beta", "beta</script><!--"),
 			row(wire.RowInstruction, 0x200, "s_nop 0", ""),
 			row(wire.RowInstruction, 0x204, "s_endpgm", ""),
 		},
 	}
+}
+
+func inlined(r wire.Row) wire.Row {
+	r.Inline = []wire.InlineFrame{{Function: "helper", File: "helper.h", Line: 8}, {Function: "alpha", File: "k.cl", Line: 4}}
+	return r
 }
 
 // pageJSON extracts and decodes the data element of a page.
@@ -167,6 +172,9 @@ func TestReportCounters(t *testing.T) {
 	if in.Src[1] < 0 || in.Srcs[in.Src[1]] != "helper.h:8 -> k.cl:4" || in.Src[3] != -1 {
 		t.Errorf("source chains: %v %v", in.Src, in.Srcs)
 	}
+	if in.Chain[0] != -1 || in.Chain[1] < 0 || fmt.Sprint(in.Chains[in.Chain[1]]) != "[{helper helper.h 8} {alpha k.cl 4}]" {
+		t.Errorf("inline chains: %v %v", in.Chain, in.Chains)
+	}
 	// Lines: k.cl:3 holds 0x100 and 0x108, helper.h:8 holds 0x104 (the
 	// innermost frame of its chain).
 	ln := d.Lines
@@ -217,10 +225,10 @@ func TestReportCounters(t *testing.T) {
 	}
 	// Histogram: alpha's 30 and 40 in their bins.
 	var n int64
-	for i, c := range a.Hist.N {
-		n += c
-		if c > 0 && !(a.Hist.Lo[i] <= 40 && a.Hist.Lo[i+1] > 30) {
-			t.Errorf("bin [%d, %d) holds %d", a.Hist.Lo[i], a.Hist.Lo[i+1], c)
+	for _, b := range a.Hist {
+		n += b.Count
+		if b.Count > 0 && !(b.Lo <= 30 && b.Hi > 30 || b.Lo <= 40 && b.Hi > 40) {
+			t.Errorf("bin [%d, %d) holds %d", b.Lo, b.Hi, b.Count)
 		}
 	}
 	if n != 2 {
@@ -274,6 +282,43 @@ func TestReportErrors(t *testing.T) {
 	}
 }
 
+// TestReportSelect: --wave slowest keeps alpha's 40-cycle wave, --kernel
+// 'beta</*' beta's only; the other kernels stay listed, with no wave.
+func TestReportSelect(t *testing.T) {
+	dir := t.TempDir()
+	idx := writeIndex(t, filepath.Join(dir, "k.idx"), twoKernels())
+	w1 := wire.Wave{SIMD: 0, BeginTime: 0, EndTime: 30, Instructions: []wire.Instruction{inst(0x100, 10, 2, 4), inst(0x104, 20, 0, 6)}}
+	w2 := wire.Wave{SIMD: 1, BeginTime: 100, EndTime: 140, Instructions: []wire.Instruction{inst(0x100, 105, 0, 3)}}
+	w3 := wire.Wave{SIMD: 2, BeginTime: 1000, EndTime: 1020, Instructions: []wire.Instruction{inst(0x200, 1000, 8, 3)}}
+	s := writeStream(t, filepath.Join(dir, "se0.rec"), streamPart{run: 1, waves: []wire.Wave{w1, w2, w3}})
+	b, _ := os.ReadFile(s)
+	for _, c := range []struct {
+		args          []string
+		alpha, beta   int64 // waves
+		alphaInsts    int64
+		alphaMaxCycle int64
+	}{
+		{[]string{"--wave", "slowest", s}, 1, 0, 1, 40},
+		{[]string{"--wave", "fastest", "-"}, 0, 1, 0, 0},
+		{[]string{"--kernel", "beta</*", s}, 0, 1, 0, 0},
+		{[]string{"--wave", "se0.cu0.simd0.slot0@0", s}, 1, 0, 2, 30},
+	} {
+		r := runTool(t, b, append([]string{"--index", idx}, c.args...)...)
+		if r.code != 0 {
+			t.Fatalf("%q: exit %d: %s", c.args, r.code, r.stderr)
+		}
+		d, _ := pageJSON(t, r.stdout)
+		a, be := d.Kernels[0], d.Kernels[1]
+		if a.Waves != c.alpha || be.Waves != c.beta || a.Insts != c.alphaInsts || a.MaxWave != c.alphaMaxCycle {
+			t.Errorf("%q: alpha %d waves, %d instructions, max %d; beta %d waves", c.args, a.Waves, a.Insts, a.MaxWave, be.Waves)
+		}
+	}
+	r := runTool(t, nil, "--index", idx, "--kernel", "gamma", s)
+	if r.code != 1 || !strings.Contains(r.stderr, "alpha") {
+		t.Errorf("--kernel gamma: exit %d, %s", r.code, r.stderr)
+	}
+}
+
 // TestOccupancyMerge: the bins' averages stay exact when they merge: the
 // area under the series equals the wave-cycles in flight worked out
 // directly, for spans far beyond the first width.
@@ -309,26 +354,5 @@ func TestOccupancyMerge(t *testing.T) {
 	x.add(math.MaxInt64, 1)
 	if _, w, avg, _ := x.series(); w != 1<<54 || len(avg) != occBins || avg[0] != 1 || avg[occBins/2] != 0 {
 		t.Errorf("full range: width %d, %d bins, %v", w, len(avg), avg[:2])
-	}
-}
-
-// TestDurBins: every duration falls in the bin whose bounds hold it.
-func TestDurBins(t *testing.T) {
-	for d := int64(-3); d < 5000; d++ {
-		b := durBin(d)
-		if d < 1 {
-			if b != 0 {
-				t.Fatalf("%d in bin %d", d, b)
-			}
-			continue
-		}
-		if lo, hi := binLo(b), binLo(b+1); float64(d) < lo || float64(d) >= hi {
-			t.Fatalf("%d in bin %d [%v, %v)", d, b, lo, hi)
-		}
-	}
-	for _, d := range []int64{1 << 40, math.MaxInt64} {
-		if b := durBin(d); b <= 0 || b >= len(durHist{}.n) {
-			t.Errorf("%d in bin %d", d, b)
-		}
 	}
 }

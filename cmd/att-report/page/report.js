@@ -39,8 +39,14 @@
     tip.style.top = (ev.clientY + 14) + "px";
   }
   function chainText(i) {
-    var s = I.src[i];
+    var s = I.src[i], ch = I.chain[i];
     var lines = [I.text[i] || "(no ISA text)", "@ " + hex(I.addr[i]) + " in code object " + I.codeobj[i]];
+    if (ch >= 0) {
+      var fs = I.chains[ch];
+      lines.push(fs.length > 1 ? "inline chain, innermost first:" : "function:");
+      fs.forEach(function (f, k) { lines.push((k ? "  inlined into " : "  ") + (f.function || "?") + "  " + f.file + ":" + (f.line || "?")); });
+      return lines.join("\n");
+    }
     if (s < 0) return lines.concat(["no source line"]).join("\n");
     var fr = D.insts.srcs[s].split(" -> ");
     lines.push(fr.length > 1 ? "inline chain, innermost first:" : "source:");
@@ -348,24 +354,25 @@
   function drawHist(K) {
     histBox.textContent = "";
     histBox.appendChild(el("h3", { text: "Wave durations of " + K.name + " (cycles, " + num(K.waves) + " waves)" }));
-    var H = K.hist;
-    if (!H.n || !H.n.length) { histBox.appendChild(el("div", { cls: "empty", text: "no waves" })); return; }
+    var H = K.hist || [];
+    if (K.negative_waves) histBox.appendChild(el("div", { cls: "empty", text: num(K.negative_waves) + " cut waves (end before begin) not binned" }));
+    if (!H.length) { histBox.appendChild(el("div", { cls: "empty", text: "no waves" })); return; }
     var W = 560, Ht = 180, c = el("canvas", { width: String(W), height: String(Ht) });
     histBox.appendChild(c);
-    var g = c.getContext("2d"), n = H.n.length, m = Math.max.apply(null, H.n), pad = 30, bw = (W - pad - 6) / n;
+    var counts = H.map(function (b) { return b.count; });
+    var g = c.getContext("2d"), n = H.length, m = Math.max.apply(null, counts), pad = 30, bw = (W - pad - 6) / n;
     g.fillStyle = "#fff"; g.fillRect(0, 0, W, Ht);
     g.strokeStyle = "#dde1e8"; g.beginPath(); g.moveTo(pad, 6); g.lineTo(pad, Ht - 28); g.lineTo(W - 4, Ht - 28); g.stroke();
     g.fillStyle = "#4f7fd9";
-    H.n.forEach(function (v, i) {
+    counts.forEach(function (v, i) {
       var h = (Ht - 40) * v / m;
       g.fillRect(pad + i * bw + 1, Ht - 28 - h, Math.max(1, bw - 2), h);
     });
     g.fillStyle = "#6b7385"; g.font = "10px sans-serif";
     g.fillText(num(m), 2, 14); g.fillText("0", 2, Ht - 30);
-    var lab = function (v) { return v < -1e17 ? "<1" : num(v); };
     var step = Math.max(1, Math.ceil(n / 8));
-    for (var i = 0; i <= n; i += step) g.fillText(lab(H.lo[i]), pad + i * bw - 6, Ht - 12);
-    c.title = H.n.map(function (v, i) { return "[" + lab(H.lo[i]) + ", " + lab(H.lo[i + 1]) + "): " + v; }).join("\n");
+    for (var i = 0; i < n; i += step) g.fillText(num(H[i].lo), pad + i * bw, Ht - 12);
+    c.title = H.map(function (b) { return "[" + num(b.lo) + ", " + num(b.hi) + "): " + b.count + " waves"; }).join("\n");
   }
 
   // Waves in flight per shader engine.
