@@ -292,24 +292,32 @@ const truncatedBelow = 32
 // the exit code of the step that failed; an error of the sink is returned
 // as it is, an interrupt as ctx.Err().
 func (d *Driver) Decode(ctx context.Context, t Trace, sink Sink) (Result, error) {
+	if c, ok := t.Input.(io.Closer); ok {
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		defer stop()
+	}
+	// The front door of both backends: a body that is no token stream is
+	// refused (exit 3) before any decoder sees it (sqtt-format.md 1.6).
+	prefix, in, err := sqtt.PlausiblePrefix(t.Input)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return Result{}, &Prefixed{Prefix: t.Name, Err: err}
+	}
+	if err := sqtt.CheckPlausible(prefix); err != nil {
+		return Result{}, cli.Errorf(cli.ExitFormat, "%s: %v", t.Name, err)
+	}
 	dec, release, err := d.decoder()
 	if err != nil {
 		return Result{}, err
 	}
 	defer release()
-	if c, ok := t.Input.(io.Closer); ok {
-		stop := context.AfterFunc(ctx, func() { c.Close() })
-		defer stop()
-	}
 	code := t.Code
 	if code == nil {
 		code = &Code{}
 	}
-	cr := &countingReader{r: t.Input, total: t.Read}
-	// The front door of both backends: checks of the trace itself run on
-	// cr before dec.Decode sees it. (sqtt-trust: the plausibility check of
-	// a trace body and the cut-trace warnings belong here, refusing with
-	// exit code 3 through an *sqtt.ArchError or cli.Errorf(cli.ExitFormat).)
+	cr := &countingReader{r: in, total: t.Read}
 	s := &session{d: d, t: &t, code: code, sink: sink}
 	s.hdr = wire.Header{
 		Producer:       d.opt.Producer,

@@ -59,7 +59,13 @@ func seedConfig(ix *wire.Index, seed uint64) Config {
 	return cfg
 }
 
+// decodeNative decodes trace with the native decoder. Every generated
+// trace the tests decode must also pass the plausibility check that
+// att-decode runs before any backend (sqtt-format.md 1.6).
 func decodeNative(t testing.TB, trace []byte, ix *wire.Index) ([]wire.Batch, error) {
+	if err := sqtt.CheckPlausible(trace); err != nil {
+		t.Fatalf("a generated trace is refused: %v", err)
+	}
 	var got []wire.Batch
 	err := sqtt.New().Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix),
 		func(b *wire.Batch) error {
