@@ -46,7 +46,8 @@ func FuzzStats(f *testing.F) {
 			return
 		}
 		for _, args := range [][]string{{"--merge-runs"}, {"--format", "code.json", "--merge-runs"}, {"--format", "pprof", "--run", "1"},
-			{"--format", "hidden.csv", "--merge-runs"}, {"--format", "top", "--merge-runs", "-n", "0"}} {
+			{"--format", "hidden.csv", "--merge-runs"}, {"--format", "top", "--merge-runs", "-n", "0"},
+			{"--by", "line", "--merge-runs"}, {"--by", "kernel", "--format", "json", "--merge-runs"}} {
 			r := runTool(t, data, args...)
 			switch r.code {
 			case 0:
