@@ -35,6 +35,7 @@ type flags struct {
 	Quiet      bool     `short:"q" help:"Do not print decoder warnings on stderr."`
 	Output     string   `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
 	AnyArch    bool     `name:"any-arch" help:"Decode a trace whose architecture is not that of the index's code objects (refused by default, exit 3)."`
+	Lenient    bool     `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
 	Arch       string   `name:"arch" placeholder:"GFX" help:"The trace's GPU target as its capture names it (gfx950, gfx942...): recorded in the stream header and checked against the index; a gfx9 trace's bytes do not tell MI300 from MI350."`
 	Trace      string   `arg:"" name:"TRACE" help:"The .att trace, or - for standard input."`
 }
@@ -72,7 +73,7 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 	}
 	code := driver.NewCode(nil)
 	if f.Index != "" {
-		ix, err := wire.ReadIndexFile(f.Index)
+		ix, err := env.ReadIndex(f.Index, f.Lenient)
 		if err != nil {
 			return err
 		}

@@ -30,6 +30,7 @@ type flags struct {
 	Force           bool     `help:"Replace an existing DIR that is not empty (and its stats CSV) as a whole."`
 	Progress        bool     `help:"Print a summary on stderr (default: when stderr is a terminal)."`
 	AnyArch         bool     `name:"any-arch" help:"Read records of another architecture than the index's code objects (refused by default, exit 3)."`
+	Lenient         bool     `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
 	Check           bool     `help:"Instead of writing DIR, check it as ROCprof Compute Viewer loads it: every file it would drop or fail on, and broken cross-references, one problem a line; exit 1 if any."`
 	Streams         []string `arg:"" optional:"" name:"stream" help:"Record streams of one run; none or - reads stdin."`
 }
@@ -73,7 +74,7 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	}
 	var ix *wire.Index
 	if f.Index != "" {
-		if ix, err = wire.ReadIndexFile(f.Index); err != nil {
+		if ix, err = env.ReadIndex(f.Index, f.Lenient); err != nil {
 			return err
 		}
 	}

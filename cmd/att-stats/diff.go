@@ -56,7 +56,7 @@ func readDiffSide(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, pat
 		}
 		return s, nil
 	case isCodeJSON(head):
-		doc, err := wire.ReadIndexFile(path)
+		doc, err := env.ReadIndex(path, f.Lenient)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", path, err)
 		}

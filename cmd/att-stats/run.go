@@ -34,6 +34,7 @@ type flags struct {
 	Diff      bool     `help:"Compare two captures, BEFORE AFTER (each a stats CSV, a code.json or a record stream file): print the per-PC and per-source-line changes in hits, latency, stall, idle and exposed cycles (exposed only when both are record streams)."`
 	Progress  bool     `help:"Show progress and a summary on stderr (default: when stderr is a terminal)."`
 	AnyArch   bool     `name:"any-arch" help:"Read records of another architecture than the index's code objects (refused by default, exit 3)."`
+	Lenient   bool     `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
 	Streams   []string `arg:"" optional:"" help:"Record streams (att-decode output); none or - reads stdin."`
 }
 
@@ -73,7 +74,7 @@ func stats(env *cli.Env, f *flags) error {
 	var ix *wire.Index
 	if f.Index != "" {
 		var err error
-		if ix, err = wire.ReadIndexFile(f.Index); err != nil {
+		if ix, err = env.ReadIndex(f.Index, f.Lenient); err != nil {
 			return fmt.Errorf("reading index: %w", err)
 		}
 	}

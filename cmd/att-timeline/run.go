@@ -24,6 +24,7 @@ type flags struct {
 	NoInstructions bool     `help:"No instruction slices: waves, occupancy, dispatches, events and markers only."`
 	MaxSize        string   `default:"256MB" placeholder:"SIZE" help:"Bound the output: past SIZE bytes (B, KB, MB, GB) no further event is written and a warning names the cycle where it stopped."`
 	AnyArch        bool     `name:"any-arch" help:"Read records of another architecture than the index's code objects (refused by default, exit 3)."`
+	Lenient        bool     `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
 	Streams        []string `arg:"" optional:"" name:"stream" help:"Record streams; none or - reads stdin."`
 }
 
@@ -63,7 +64,7 @@ func convert(env *cli.Env, f *flags) error {
 	}
 	var ix *wire.Index
 	if f.Index != "" {
-		if ix, err = wire.ReadIndexFile(f.Index); err != nil {
+		if ix, err = env.ReadIndex(f.Index, f.Lenient); err != nil {
 			return err
 		}
 	}

@@ -307,7 +307,7 @@ func (p *pipeline) index(ctx context.Context, objects []string, fd *found) (*cod
 		if fd.codeJSON == "" {
 			return &code{drv: driver.NewCode(nil)}, nil
 		}
-		ix, err := wire.ReadIndexFile(fd.codeJSON)
+		ix, err := p.env.ReadIndex(fd.codeJSON, p.f.Lenient)
 		if err != nil {
 			return nil, err
 		}

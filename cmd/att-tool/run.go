@@ -37,6 +37,7 @@ type flags struct {
 	AllowDuplicates bool     `name:"allow-duplicates" help:"Count a trace whose bytes are those of another input trace (a copy under another name) as often as it is given; the same file under two names (a link, a folder and a file in it) is always counted once."`
 	Progress        bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
 	AnyArch         bool     `name:"any-arch" help:"Decode traces of another architecture than the code objects (refused by default, exit 3)."`
+	Lenient         bool     `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
 	Inputs          []string `arg:"" optional:"" name:"FILE" help:".att traces, code objects (.out, .co, .hsaco), a code.json, or directories holding them (searched recursively, as rocprofv3 writes <out>/<hostname>/…)."`
 }
 

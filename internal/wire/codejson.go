@@ -3,16 +3,72 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/pyjson"
 )
 
-// ParseCodeJSON reads a viewer code.json document into an Index. Rows of the
-// ten-column form (python-layer §4.4) become Rows, with any further columns
-// kept raw in Extra; other rows are kept whole in Raw. A null Source or
-// counter reads as "" or 0. Row sizes are left 0 (unknown).
-func ParseCodeJSON(data []byte) (*Index, error) {
+// ReadOptions choose how a code.json is read.
+type ReadOptions struct {
+	// Lenient keeps a malformed row, or a second row of one PC, whole in
+	// Raw (written back unchanged, never looked up) instead of failing;
+	// Index.Skipped counts them.
+	Lenient bool
+}
+
+// A CodeJSONError is a code.json that attkit refuses: a malformed row, two
+// instruction rows of one PC (exit 1), or a version it does not know (exit
+// 3). Row is the 1-based position of the row in "code" (0 for the
+// version).
+type CodeJSONError struct {
+	Name    string // the input's name ("" until ReadIndex sets it)
+	Row     int
+	Msg     string
+	Version bool
+}
+
+func (e *CodeJSONError) Error() string {
+	name := e.Name
+	if name == "" {
+		name = "code.json"
+	}
+	if e.Row == 0 {
+		return name + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s: code row %d: %s (--lenient skips such rows)", name, e.Row, e.Msg)
+}
+
+// ExitCode implements exitcode.Coder.
+func (e *CodeJSONError) ExitCode() int {
+	if e.Version {
+		return exitcode.Format
+	}
+	return exitcode.Failed
+}
+
+// knownVersion matches the code.json versions attkit reads: upstream's
+// "snapshot_dwarf-1.1" (and other 1.x snapshots) and "1.0"-style numbers of
+// major 1. A document without "version" is read too (the viewer never
+// checks it).
+var knownVersion = regexp.MustCompile(`^((snapshot|snapshot_dwarf)-)?1(\.[0-9]+)*$`)
+
+// ParseCodeJSON reads a viewer code.json document into an Index, strictly
+// (ParseCodeJSONWith with no options).
+func ParseCodeJSON(data []byte) (*Index, error) { return ParseCodeJSONWith(data, ReadOptions{}) }
+
+// ParseCodeJSONWith reads a viewer code.json document into an Index. Rows
+// of the ten-column form (python-layer §4.4) become Rows, with any further
+// columns kept raw in Extra. A null Source or counter reads as "" or 0. Row
+// sizes are left 0 (unknown). A row of another form (not an array of at
+// least ten columns: text, 0, line >= 0, source or null, code object and
+// address non-negative integers, four integer counters), a second
+// instruction row of one (code object, address), or a version that is not
+// of major 1 is an error naming the row; with opt.Lenient such a row is
+// kept whole in Raw and counted in Skipped.
+func ParseCodeJSONWith(data []byte, opt ReadOptions) (*Index, error) {
 	v, err := pyjson.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("code.json: %v", err)
@@ -32,13 +88,33 @@ func ParseCodeJSON(data []byte) (*Index, error) {
 				return nil, fmt.Errorf("code.json: \"code\" is not an array")
 			}
 			codeSeen = true
-			for _, rv := range rows {
-				ix.Rows = append(ix.Rows, parseCodeRow(rv))
+			seen := map[PC]int{}
+			for i, rv := range rows {
+				r, bad := parseCodeRow(rv)
+				if bad == "" && r.Raw == nil && !r.IsLabel() {
+					if first, dup := seen[r.PC()]; dup {
+						bad = fmt.Sprintf("code object %d address %#x again (first in row %d)", r.CodeObj, r.Vaddr, first)
+						r = Row{Raw: json.RawMessage(compact(rv))}
+					} else {
+						seen[r.PC()] = i + 1
+					}
+				}
+				if bad != "" {
+					if !opt.Lenient {
+						return nil, &CodeJSONError{Row: i + 1, Msg: bad}
+					}
+					ix.Skipped++
+				}
+				ix.Rows = append(ix.Rows, r)
 			}
 		case "version":
 			s, ok := m.Value.(string)
 			if !ok {
 				return nil, fmt.Errorf("code.json: \"version\" is not a string")
+			}
+			if !knownVersion.MatchString(s) {
+				return nil, &CodeJSONError{Version: true,
+					Msg: fmt.Sprintf("unsupported code.json version %q (this build reads version 1.x and snapshot_dwarf-1.x)", s)}
 			}
 			ix.Doc.Version = s
 		case "header":
@@ -144,8 +220,7 @@ func uintOf(v any) (uint64, bool) {
 	if !ok {
 		return 0, false
 	}
-	var u uint64
-	_, err := fmt.Sscan(string(n), &u)
+	u, err := strconv.ParseUint(string(n), 10, 64)
 	return u, err == nil
 }
 
@@ -161,21 +236,27 @@ func intOf(v any) (int64, bool) {
 	return i, err == nil
 }
 
-func parseCodeRow(rv any) Row {
+// parseCodeRow reads one row of "code"; a row of another form comes back
+// whole in Raw, with what is wrong with it.
+func parseCodeRow(rv any) (Row, string) {
 	raw := Row{Raw: json.RawMessage(compact(rv))}
 	cols, ok := rv.([]any)
-	if !ok || len(cols) < 10 {
-		return raw
+	if !ok {
+		return raw, "not an array"
 	}
+	if len(cols) < 10 {
+		return raw, fmt.Sprintf("%d columns, fewer than the 10 of [ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle]", len(cols))
+	}
+	show := func(v any) string { return string(compact(v)) }
 	var r Row
 	if r.Text, ok = cols[0].(string); !ok {
-		return raw
+		return raw, "ISA " + show(cols[0]) + " is not a string"
 	}
 	if z, ok := intOf(cols[1]); !ok || z != 0 {
-		return raw
+		return raw, "column 1 " + show(cols[1]) + " is not 0"
 	}
-	if r.Line, ok = intOf(cols[2]); !ok {
-		return raw
+	if r.Line, ok = intOf(cols[2]); !ok || r.Line < 0 {
+		return raw, "LineNumber " + show(cols[2]) + " is not a non-negative integer"
 	}
 	switch s := cols[3].(type) {
 	case string:
@@ -183,17 +264,17 @@ func parseCodeRow(rv any) Row {
 	case nil:
 		r.SourceNull = true
 	default:
-		return raw
+		return raw, "Source " + show(cols[3]) + " is not a string or null"
 	}
 	if r.CodeObj, ok = uintOf(cols[4]); !ok {
-		return raw
+		return raw, "Codeobj " + show(cols[4]) + " is not a non-negative integer"
 	}
 	if r.Vaddr, ok = uintOf(cols[5]); !ok {
-		return raw
+		return raw, "Vaddr " + show(cols[5]) + " is not a non-negative integer"
 	}
 	for i, p := range []*int64{&r.Hit, &r.Latency, &r.Stall, &r.Idle} {
 		if *p, ok = intOf(cols[6+i]); !ok {
-			return raw
+			return raw, []string{"Hit", "Latency", "Stall", "Idle"}[i] + " " + show(cols[6+i]) + " is not an integer"
 		}
 	}
 	if len(cols) > 10 {
@@ -205,7 +286,7 @@ func parseCodeRow(rv any) Row {
 			r.Kind = RowFunction
 		}
 	}
-	return r
+	return r, ""
 }
 
 func parseFuncmapTable(ix *Index, key string, v any) error {

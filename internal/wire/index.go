@@ -135,6 +135,9 @@ type Index struct {
 	FuncmapLayout   []FuncmapLayout
 	FuncmapPayloads []FuncmapPayload
 	Doc             DocMeta
+	// Skipped counts the code.json rows a lenient read kept whole in Raw
+	// (malformed, or a PC's second row): ReadOptions.Lenient.
+	Skipped int
 }
 
 // DocMeta is the part of a code.json document that is not rows, kernels or

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -140,20 +141,28 @@ func appendRaw(b []byte, raw json.RawMessage) []byte {
 	return appendBin(b, raw)
 }
 
-// ReadIndexFile reads an index stream or a code.json file.
-func ReadIndexFile(path string) (*Index, error) {
+// ReadIndexFile reads an index stream or a code.json file, strictly.
+func ReadIndexFile(path string) (*Index, error) { return ReadIndexFileWith(path, ReadOptions{}) }
+
+// ReadIndexFileWith reads an index stream or a code.json file.
+func ReadIndexFileWith(path string, opt ReadOptions) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadIndex(f, path)
+	return ReadIndexWith(f, path, opt)
 }
 
-// ReadIndex reads an index: an index stream, or a code.json document (as
-// written by co-index, att-stats, upstream's tools or rocprofv3), told apart
-// by their first byte.
+// ReadIndex reads an index strictly (ReadIndexWith with no options).
 func ReadIndex(r io.Reader, name string) (*Index, error) {
+	return ReadIndexWith(r, name, ReadOptions{})
+}
+
+// ReadIndexWith reads an index: an index stream, or a code.json document
+// (as written by co-index, att-stats, upstream's tools or rocprofv3), told
+// apart by their first byte. opt applies to a code.json.
+func ReadIndexWith(r io.Reader, name string, opt ReadOptions) (*Index, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		c, err := br.ReadByte()
@@ -172,7 +181,12 @@ func ReadIndex(r io.Reader, name string) (*Index, error) {
 			if err != nil {
 				return nil, err
 			}
-			ix, err := ParseCodeJSON(data)
+			ix, err := ParseCodeJSONWith(data, opt)
+			var ce *CodeJSONError
+			if errors.As(err, &ce) {
+				ce.Name = name
+				return nil, ce
+			}
 			if err != nil {
 				return nil, &FormatError{Name: name, Err: err}
 			}
