@@ -413,4 +413,17 @@ func TestGeneratedPprofInline(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s+\d+\s+mix \(inline\)\n\s+loop_sum$`).Match(out) {
 		t.Errorf("-traces shows no mix inlined in loop_sum:\n%.3000s", out)
 	}
+	// -list shows the helper's own source (helper.h, run from the
+	// repository root where the index's relative paths resolve) with the
+	// cycles of its lines wherever it was inlined.
+	cmd = exec.Command(goBin, "tool", "pprof", "-list", "^mix$", prof)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+dir)
+	if out, err = cmd.Output(); err != nil {
+		t.Fatalf("go tool pprof -list: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "ROUTINE ======================== mix in testdata/kernels/src/helper.h") ||
+		!regexp.MustCompile(`(?m)^\s+[1-9]\d*\s+[1-9]\d*\s+8:\s+x \^= x >> 16;$`).Match(out) {
+		t.Errorf("-list ^mix$ does not show cycles at helper.h:8:\n%s", out)
+	}
 }
