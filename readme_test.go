@@ -156,7 +156,7 @@ func TestReadmeTour(t *testing.T) {
 	}
 	// What the README says the commands produce.
 	for _, f := range []string{"sample.idx", "code.json", "se0.rec", "se1.rec", "stats.csv",
-		"stats-simd0.csv", "sample.pb.gz", "ui_output_run1/filenames.json", "ui_output_run1/code.json", "timeline.json"} {
+		"stats-simd0.csv", "sample.pb.gz", "ui_output_run1/filenames.json", "ui_output_run1/code.json", "timeline.json", "report.html"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty: %v", f, err)
 		}

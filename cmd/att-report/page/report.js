@@ -199,13 +199,13 @@
     for (var k = 0; k < D.kernels.length; k++) { var K = D.kernels[k]; if (i >= K.first && i < K.first + K.count) return k; }
     return -1;
   }
-  D.top.slice(0, 20).forEach(function (i, rank) {
+  D.top.slice(0, 10).forEach(function (i, rank) {
     var k = kernelOfPC(i);
     var tr = el("tr", { onclick: function () { select(k, i); } }, [
       el("td", { text: String(rank + 1) }), el("td", { cls: "l", text: k >= 0 ? D.kernels[k].name : "" }), el("td", { cls: "t", text: hex(I.addr[i]) }),
       el("td", { cls: "l t", text: I.text[i] }), el("td", { text: num(I.hit[i]) }), el("td", { text: num(I.latency[i]) }),
       el("td", { text: num(I.stall[i]) }), el("td", { text: num(I.idle[i]) }), el("td", { text: num(I.exposed[i]) }),
-      el("td", { cls: "l t", text: I.src[i] >= 0 ? I.srcs[I.src[i]] : "" })]);
+      el("td", { cls: "l t src", text: I.src[i] >= 0 ? I.srcs[I.src[i]] : "" })]);
     tr.addEventListener("mousemove", function (ev) { showTip(ev, chainText(i)); });
     tr.addEventListener("mouseleave", function () { showTip(null, ""); });
     hotBody.appendChild(tr);
@@ -357,7 +357,7 @@
     var H = K.hist || [];
     if (K.negative_waves) histBox.appendChild(el("div", { cls: "empty", text: num(K.negative_waves) + " cut waves (end before begin) not binned" }));
     if (!H.length) { histBox.appendChild(el("div", { cls: "empty", text: "no waves" })); return; }
-    var W = 560, Ht = 180, c = el("canvas", { width: String(W), height: String(Ht) });
+    var W = 540, Ht = 180, c = el("canvas", { width: String(W), height: String(Ht) });
     histBox.appendChild(c);
     var counts = H.map(function (b) { return b.count; });
     var g = c.getContext("2d"), n = H.length, m = Math.max.apply(null, counts), pad = 30, bw = (W - pad - 6) / n;
@@ -383,7 +383,7 @@
   D.ses.forEach(function (s) {
     var box = el("div", { cls: "chart" });
     box.appendChild(el("h3", { text: "SE " + s.se + ", run " + s.run + " \u00b7 " + num(s.waves) + " traced waves \u00b7 peak " + num(s.peak) + " (from " + s.source + ")" }));
-    var W = 560, Ht = 130, c = el("canvas", { width: String(W), height: String(Ht) });
+    var W = 540, Ht = 130, c = el("canvas", { width: String(W), height: String(Ht) });
     box.appendChild(c);
     occ.appendChild(box);
     var g = c.getContext("2d"), n = s.avg.length, pad = 30, m = Math.max(1, s.peak);
