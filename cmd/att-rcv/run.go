@@ -119,7 +119,7 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	if err := w.Finish(); err != nil {
 		return err
 	}
-	if err := copySnapshots(folder, f.Index, ix); err != nil {
+	if err := copySnapshots(env, folder, f.Index, ix); err != nil {
 		return err
 	}
 	if formats.CSV {

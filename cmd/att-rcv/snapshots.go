@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/rcv"
 	"github.com/attkit/attkit/internal/snapshot"
 	"github.com/attkit/attkit/internal/wire"
@@ -15,7 +16,8 @@ import (
 // §5.10, as att_tool.py does): with a code.json index, its directory's
 // snapshots.json and source_* files are copied; with an index stream, the
 // source files its rows name are copied (those that exist).
-func copySnapshots(folder *rcv.Folder, indexPath string, ix *wire.Index) error {
+func copySnapshots(env *cli.Env, folder *rcv.Folder, indexPath string, ix *wire.Index) error {
+	opt := snapshot.Options{Warn: func(m string) { env.Warnf("%s", m) }}
 	if ix == nil {
 		return nil
 	}
@@ -24,12 +26,12 @@ func copySnapshots(folder *rcv.Folder, indexPath string, ix *wire.Index) error {
 		return err
 	}
 	if codeJSON {
-		if err := snapshot.Copy(filepath.Dir(indexPath), folder.TempDir()); err != nil {
+		if err := snapshot.Copy(filepath.Dir(indexPath), folder.TempDir(), opt); err != nil {
 			return fmt.Errorf("copying source snapshots: %w", err)
 		}
 		return nil
 	}
-	if _, err := snapshot.Write(folder.TempDir(), ix); err != nil {
+	if _, err := snapshot.Write(folder.TempDir(), ix, opt); err != nil {
 		return fmt.Errorf("writing source snapshots: %w", err)
 	}
 	return nil

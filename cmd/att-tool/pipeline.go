@@ -378,7 +378,7 @@ func (p *pipeline) codeOnly(ctx context.Context, fd *found) error {
 		return err
 	}
 	if c.fromJSON == "" {
-		if _, err := snapshot.Write(stage, c.ix); err != nil {
+		if _, err := snapshot.Write(stage, c.ix, p.snapshotOptions()); err != nil {
 			return fmt.Errorf("writing source snapshots: %w", err)
 		}
 	}
@@ -526,6 +526,19 @@ func (s *recSink) Batch(b *wire.Batch) error {
 	return s.w.WriteBatch(b)
 }
 
+// snapshotOptions say where the sources are (--source) and warn of what
+// is not copied.
+func (p *pipeline) snapshotOptions() snapshot.Options {
+	return snapshot.Options{Source: p.f.Source, Warn: func(m string) {
+		p.warnMu.Lock()
+		defer p.warnMu.Unlock()
+		if p.prog != nil {
+			p.prog.clear()
+		}
+		p.env.Warnf("%s", m)
+	}}
+}
+
 // warn prints one line on stderr, whole among parallel decodes.
 func (p *pipeline) warn(format string, args ...any) {
 	p.warnMu.Lock()
@@ -586,11 +599,11 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 	}
 	switch {
 	case o.code.fromJSON != "":
-		if err := snapshot.Copy(filepath.Dir(o.code.fromJSON), o.folder.TempDir()); err != nil {
+		if err := snapshot.Copy(filepath.Dir(o.code.fromJSON), o.folder.TempDir(), p.snapshotOptions()); err != nil {
 			return fmt.Errorf("copying source snapshots: %w", err)
 		}
 	case o.code.ix != nil:
-		if _, err := snapshot.Write(o.folder.TempDir(), o.code.ix); err != nil {
+		if _, err := snapshot.Write(o.folder.TempDir(), o.code.ix, p.snapshotOptions()); err != nil {
 			return fmt.Errorf("writing source snapshots: %w", err)
 		}
 	}

@@ -68,7 +68,7 @@ func index(env *cli.Env, f *flags) error {
 		return err
 	}
 	if f.Snapshots != "" {
-		if _, err := snapshot.Write(f.Snapshots, ix); err != nil {
+		if _, err := snapshot.Write(f.Snapshots, ix, snapshot.Options{Warn: func(m string) { env.Warnf("%s", m) }}); err != nil {
 			return err
 		}
 	}

@@ -38,7 +38,7 @@ func TestWriteFiles(t *testing.T) {
 		os.WriteFile(p, []byte("// "+p+"\n"), 0o644)
 	}
 	dir := filepath.Join(t.TempDir(), "out")
-	n, err := WriteFiles(dir, []string{a, filepath.Join(src, "missing.cl"), b, a, src, leaf})
+	n, err := WriteFiles(dir, []string{a, filepath.Join(src, "missing.cl"), b, a, src, leaf}, Options{})
 	if err != nil || n != 2 {
 		t.Fatalf("WriteFiles: %d, %v", n, err)
 	}
@@ -86,7 +86,7 @@ func TestWriteFiles(t *testing.T) {
 
 	// Nothing to copy: no snapshots.json.
 	empty := filepath.Join(t.TempDir(), "none")
-	if n, err := WriteFiles(empty, []string{"/no/such/file.cl"}); n != 0 || err != nil {
+	if n, err := WriteFiles(empty, []string{"/no/such/file.cl"}, Options{}); n != 0 || err != nil {
 		t.Errorf("WriteFiles of nothing: %d %v", n, err)
 	}
 	if _, err := os.Stat(empty); !os.IsNotExist(err) {
@@ -114,7 +114,7 @@ func TestCopy(t *testing.T) {
 		os.Chtimes(p, old, old)
 	}
 	os.Mkdir(filepath.Join(src, "source_dir"), 0o755)
-	if err := Copy(src, dst); err != nil {
+	if err := Copy(src, dst, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir(dst)
@@ -128,7 +128,7 @@ func TestCopy(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dst, "source_0_k.cl")); err != nil || !st.ModTime().Equal(old) {
 		t.Errorf("modification time not kept: %v %v", st.ModTime(), err)
 	}
-	if err := Copy(dst, dst); err != nil {
+	if err := Copy(dst, dst, Options{}); err != nil {
 		t.Errorf("copy onto itself: %v", err)
 	}
 }
