@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/attkit/attkit/internal/capture"
 	"github.com/attkit/attkit/internal/rcv"
 )
 
@@ -41,12 +42,12 @@ type rocprofConfig struct {
 // captureCounters returns the counters rocprofv3's configuration file for
 // the group's process records, and the file; no file (or one without the
 // member) gives none.
-func captureCounters(g *group) ([]string, string, error) {
-	if len(g.traces) == 0 || g.key == "" {
+func captureCounters(g *capture.Group) ([]string, string, error) {
+	if len(g.Traces) == 0 || g.Key == "" {
 		return nil, "", nil
 	}
-	pid, _, _ := strings.Cut(g.key, "_")
-	path := filepath.Join(filepath.Dir(g.traces[0].Path), pid+"_config.json")
+	pid, _, _ := strings.Cut(g.Key, "_")
+	path := filepath.Join(filepath.Dir(g.Traces[0].Path), pid+"_config.json")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", nil

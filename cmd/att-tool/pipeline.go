@@ -15,6 +15,7 @@ import (
 
 	"github.com/attkit/attkit/internal/driver"
 
+	"github.com/attkit/attkit/internal/capture"
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/codeobj"
 	"github.com/attkit/attkit/internal/fold"
@@ -36,7 +37,7 @@ type code struct {
 // An output is one viewer folder (and stats CSV) to write: one run of one
 // group.
 type output struct {
-	g        *group
+	g        *capture.Group
 	counters []string // filenames.json counter_names
 	run      int
 	code     *code
@@ -75,7 +76,8 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	if err != nil {
 		return err
 	}
-	fd, err := discover(env, f)
+	fd, err := capture.Discover(capture.Options{Inputs: f.Inputs, CodeObjects: f.CodeObject,
+		AllowDuplicates: f.AllowDuplicates, Warn: env.Warnf})
 	if err != nil {
 		return err
 	}
@@ -89,20 +91,20 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 			}
 		}
 	}()
-	if len(fd.traces) == 0 {
+	if len(fd.Traces) == 0 {
 		return p.codeOnly(ctx, fd)
 	}
-	groups, err := groupInputs(fd, f.Group)
+	groups, err := capture.GroupInputs(fd, f.Group)
 	if err != nil {
 		return err
 	}
 	if len(groups) > 1 {
 		var labels []string
 		for _, g := range groups {
-			labels = append(labels, g.label())
+			labels = append(labels, g.Label())
 		}
 		env.Warnf("the inputs hold the traces of %d processes or agents: %s; writing one output per group (--group %s picks one)",
-			len(groups), strings.Join(labels, ", "), groups[0].key)
+			len(groups), strings.Join(labels, ", "), groups[0].Key)
 	}
 	if err := p.plan(ctx, fd, groups); err != nil {
 		return err
@@ -171,17 +173,17 @@ func baseName(f *flags, base string) string {
 
 // plan indexes each group's code, names the outputs and creates their
 // temporaries.
-func (p *pipeline) plan(ctx context.Context, fd *found, groups []*group) error {
+func (p *pipeline) plan(ctx context.Context, fd *capture.Found, groups []*capture.Group) error {
 	// Groups with the same code objects share one index.
 	built := map[string]*code{}
 	for _, g := range groups {
-		key := strings.Join(g.objects, "\x00")
+		key := strings.Join(g.Objects, "\x00")
 		c := built[key]
 		if c == nil {
 			var err error
-			if c, err = p.index(ctx, g.objects, fd); err != nil {
+			if c, err = p.index(ctx, g.Objects, fd); err != nil {
 				if len(groups) > 1 {
-					return fmt.Errorf("group %s: %w", g.label(), err)
+					return fmt.Errorf("group %s: %w", g.Label(), err)
 				}
 				return err
 			}
@@ -197,16 +199,16 @@ func (p *pipeline) plan(ctx context.Context, fd *found, groups []*group) error {
 			}
 		}
 		runs := map[int][]tracename.Trace{}
-		for _, t := range g.traces {
+		for _, t := range g.Traces {
 			runs[t.Run] = append(runs[t.Run], t)
 		}
-		name := baseName(p.f, g.traces[0].Path)
+		name := baseName(p.f, g.Traces[0].Path)
 		if len(groups) > 1 {
-			name += "_" + g.key + "_"
+			name += "_" + g.Key + "_"
 		}
 		for _, r := range slices.Sorted(mapsKeys(runs)) {
 			o := &output{g: g, run: r, code: c, counters: counters}
-			o.dir = filepath.Join(filepath.Dir(g.traces[0].Path), "ui_output_"+name+strconv.Itoa(r))
+			o.dir = filepath.Join(filepath.Dir(g.Traces[0].Path), "ui_output_"+name+strconv.Itoa(r))
 			for _, t := range runs[r] {
 				o.traces = append(o.traces, len(p.tasks))
 				p.tasks = append(p.tasks, task{t: t, code: c})
@@ -302,16 +304,16 @@ func (p *pipeline) mkdirAll(dir string) error {
 
 // index builds the index of a group's code objects (and the --code-object
 // ones), or reads the code.json when there are none.
-func (p *pipeline) index(ctx context.Context, objects []string, fd *found) (*code, error) {
-	if len(objects) == 0 && len(fd.placed) == 0 {
-		if fd.codeJSON == "" {
+func (p *pipeline) index(ctx context.Context, objects []string, fd *capture.Found) (*code, error) {
+	if len(objects) == 0 && len(fd.Placed) == 0 {
+		if fd.CodeJSON == "" {
 			return &code{drv: driver.NewCode(nil)}, nil
 		}
-		ix, err := p.env.ReadIndex(fd.codeJSON, p.f.Lenient)
+		ix, err := p.env.ReadIndex(fd.CodeJSON, p.f.Lenient)
 		if err != nil {
 			return nil, err
 		}
-		return &code{ix: ix, fromJSON: fd.codeJSON, drv: driver.NewIndexCode(ix, fd.codeJSON)}, nil
+		return &code{ix: ix, fromJSON: fd.CodeJSON, drv: driver.NewIndexCode(ix, fd.CodeJSON)}, nil
 	}
 	var inputs []codeobj.Input
 	if len(objects) > 0 {
@@ -321,7 +323,7 @@ func (p *pipeline) index(ctx context.Context, objects []string, fd *found) (*cod
 		}
 		inputs = in
 	}
-	inputs = append(inputs, fd.placed...)
+	inputs = append(inputs, fd.Placed...)
 	if err := codeobj.CheckIDs(inputs); err != nil {
 		return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
 	}
@@ -341,15 +343,15 @@ func (p *pipeline) index(ctx context.Context, objects []string, fd *found) (*cod
 
 // codeOnly writes code.json and the source snapshots when no trace was
 // given (python-layer §6.4).
-func (p *pipeline) codeOnly(ctx context.Context, fd *found) error {
+func (p *pipeline) codeOnly(ctx context.Context, fd *capture.Found) error {
 	var objects []string
-	objects = append(objects, fd.objects...)
+	objects = append(objects, fd.Objects...)
 	c, err := p.index(ctx, objects, fd)
 	if err != nil {
 		return err
 	}
-	if len(objects) == 0 && len(fd.placed) == 0 && p.f.Dir == "" {
-		fmt.Fprintln(p.env.Stdout, filepath.Dir(fd.codeJSON))
+	if len(objects) == 0 && len(fd.Placed) == 0 && p.f.Dir == "" {
+		fmt.Fprintln(p.env.Stdout, filepath.Dir(fd.CodeJSON))
 		return nil
 	}
 	var dir string
@@ -360,10 +362,10 @@ func (p *pipeline) codeOnly(ctx context.Context, fd *found) error {
 		}
 	case len(objects) > 0:
 		dir = filepath.Dir(objects[0])
-	case len(fd.placed) > 0:
-		dir = filepath.Dir(fd.placed[0].Path)
+	case len(fd.Placed) > 0:
+		dir = filepath.Dir(fd.Placed[0].Path)
 	default:
-		dir = filepath.Dir(fd.codeJSON)
+		dir = filepath.Dir(fd.CodeJSON)
 	}
 	// The files are made in a staging folder, then each is put in place.
 	if err := p.mkdirAll(dir); err != nil {
