@@ -318,8 +318,8 @@ func (g *gfx9) deliver(t token) error {
 		g.clock += int64(t.v>>4&1) * 4
 	}
 	now := g.clock
-	if err := checkSlot(t); err != nil {
-		return err
+	if badSlot(t) {
+		return slotError(t)
 	}
 	switch t.typ {
 	case tInst:
@@ -426,18 +426,30 @@ func (g *gfx9) misc(t token, now int64) error {
 // library does for every token type with that field, WAVE_ALLOC (which
 // makes no record) and tokens of other CUs included (A.4 item 8.9).
 func checkSlot(t token) error {
-	var slot uint64
-	switch t.typ {
-	case tWaveStart, tWaveAlloc, tWaveEnd, tShaderData:
-		slot = t.v >> 10 & 0xF
-	case tInst, tInstPC:
-		slot = t.v >> 5 & 0xF
-	default:
-		return nil
+	if badSlot(t) {
+		return slotError(t)
 	}
-	if slot < gfx9Slots {
-		return nil
+	return nil
+}
+
+// badSlot reports whether t has a wave slot field above 9.
+func badSlot(t token) bool {
+	sh := slotShift[t.typ&0xF]
+	return sh != 0 && t.v>>sh&0xF >= gfx9Slots
+}
+
+// slotShift is where a token type's wave slot field starts, 0 for the
+// types without one (checkSlot stays small enough to inline).
+var slotShift = func() (s [16]uint8) {
+	for _, typ := range []int{tWaveStart, tWaveAlloc, tWaveEnd, tShaderData} {
+		s[typ] = 10
 	}
+	s[tInst], s[tInstPC] = 5, 5
+	return s
+}()
+
+func slotError(t token) error {
+	slot := t.v >> slotShift[t.typ&0xF] & 0xF
 	return &DataError{Offset: t.off, Msg: fmt.Sprintf("wave slot %d > 9 in a token of type %d", slot, t.typ)}
 }
 

@@ -241,7 +241,13 @@ func (r *rdna) read() error {
 			tail = r.eof && q+128 >= total
 			fast = r.fastEnd()
 		}
-		w := r.window(r.pos)
+		var w uint64 // r.window(r.pos), its usual case inlined
+		if i := int(r.pos>>3 - r.bufOff); uint(i)+9 <= uint(len(r.buf)) {
+			b, sh := r.buf[i:i+9], uint(r.pos&7)
+			w = binary.LittleEndian.Uint64(b)>>sh | uint64(b[8])<<(64-sh)
+		} else {
+			w = r.window(r.pos)
+		}
 		if r.extSkip {
 			if w&1 != 0 {
 				r.pos += 8
@@ -571,9 +577,13 @@ func (w *rwave) setState(s wire.WaveStateType, t int64) {
 // bx is the gfx10/gfx11 barrier extension check: an armed barrier IMMED
 // becomes a MESSAGE lasting up to this token.
 func (w *rwave) bx(t int64) {
-	if !w.barrierExt {
-		return
+	if w.barrierExt {
+		w.barrierMessage(t)
 	}
+}
+
+// barrierMessage is bx for an armed barrier.
+func (w *rwave) barrierMessage(t int64) {
 	w.barrierExt = false
 	if n := len(w.insts); n > 0 && w.insts[n-1].Category == wire.CatImmed {
 		last := &w.insts[n-1]
