@@ -5,7 +5,8 @@
 //
 // Usage:
 //
-//	att-stats [--index FILE] [--format csv|code.json|json|pprof|hidden.csv|top]
+//	att-stats [--index FILE] [--format csv|code.json|json|pprof|hidden.csv|top|histogram|histogram.json]
+//	          [--kernel GLOB]… [--dispatch N]… [--wave slowest|fastest|ID]
 //	          [--by pc|line|function|kernel] [-n N] [-o FILE] [--expect CONTROL.csv]… [--run N | --merge-runs]
 //	          [--jq FILTER] [--csv-only] [--progress] [STREAM…]
 //	att-stats --diff [--index FILE] [--run N | --merge-runs] [--jq FILTER]
@@ -41,6 +42,14 @@
 //	top        text for a terminal: the PCs ranked by exposed cycles, then
 //	           total cycles, then hits (§8.1), -n of them (default 30, 0
 //	           for all), with instruction text and source line
+//	histogram  text for people: per kernel, the distribution of its wave
+//	           durations (end_time - begin_time, cycles) in quarter-octave
+//	           bins ([64, 80) [80, 96) …, exact counts), with min, mean,
+//	           max and the IDs of its slowest and fastest wave
+//	histogram.json
+//	           the same for scripts: one JSON object per kernel a line,
+//	           {kernel, waves, negative, min, max, mean, slowest, fastest,
+//	           bins: [{lo, hi, count}]} (internal/waveselect.Histogram)
 //
 // --by line|function|kernel sums the counters (Hitcount, Latency, Stall,
 // Idle; HiddenIdle, HiddenStall, HiddenIssue as in hidden.csv; Hidden and
@@ -101,6 +110,21 @@
 // JSON projection of att-decode --format json: type "wave", se, run, cu,
 // simd, wave_id, begin_time, end_time, instructions, …), e.g. '.simd == 0'
 // or '.begin_time >= 1000000'.
+//
+// --kernel GLOB, --dispatch N and --wave slowest|fastest|ID fold only some
+// waves (internal/waveselect; every other record is read as without
+// them). A wave belongs to the kernel whose index range holds its first
+// PC (else to its dispatch's kernel; kernels the index does not name are
+// "<code object> / 0x<address>") and to dispatch N, the Nth DISPATCH
+// record (from 0) of its trace on the wave's queue, at or before the
+// wave's begin. A --kernel or --dispatch that matches no wave is an error
+// (exit 1) naming the kernels and dispatches present. --wave keeps one
+// wave, after the other selections and --jq: the slowest or fastest by
+// end_time - begin_time (ties to the first in stream order; the input is
+// read twice, standard input through a temporary copy that nothing can
+// outlive), or the wave of an ID se<SE>.cu<CU>.simd<SIMD>.slot<SLOT>@<BEGIN>
+// (--format histogram names the slowest and fastest wave of each kernel,
+// att-timeline shows every wave's ID); the wave chosen is named on stderr.
 //
 // --expect compares the counters with control CSVs (stats-CSV form; rows
 // of a PC add up over all files) as validate_expected does, prints each

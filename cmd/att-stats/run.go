@@ -21,8 +21,9 @@ import (
 
 type flags struct {
 	cli.VersionFlag
+	selectFlags
 	Index     string   `help:"Code metadata: an index stream (co-index) or a code.json." placeholder:"FILE"`
-	Format    string   `help:"Output format: csv (default), code.json, json (one object per PC a line), pprof, hidden.csv (hidden latency per PC) or top (PCs ranked by exposed cycles, for a terminal)." enum:"csv,code.json,json,pprof,hidden.csv,top," default:"" placeholder:"FORMAT"`
+	Format    string   `help:"Output format: csv (default), code.json, json (one object per PC a line), pprof, hidden.csv (hidden latency per PC), top (PCs ranked by exposed cycles, for a terminal), histogram (wave durations per kernel, text for people) or histogram.json (the same as JSON lines, for scripts)." enum:"csv,code.json,json,pprof,hidden.csv,top,histogram,histogram.json," default:"" placeholder:"FORMAT"`
 	By        string   `help:"Sum the counters per pc (default: the stats CSV), source line, function (the innermost of an inline chain) or kernel: CSV or, with --format json, JSON lines with the hidden and exposed cycles too." enum:"pc,line,function,kernel" default:"pc" placeholder:"KEY"`
 	Limit     int      `short:"n" help:"With --format top: show the N PCs with the most exposed cycles (0: all)." default:"30" placeholder:"N"`
 	Output    string   `short:"o" help:"Write the output to FILE (atomically) instead of stdout." placeholder:"FILE"`
@@ -174,8 +175,13 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 	var rd *wire.Reader
 	se := -1 // the analyzer's key of the current part
 	chk := arch.NewChecker(ix, f.Index, f.AnyArch)
+	sel, open, done, err := selection(env, f, ix, filter, paths)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	for _, p := range paths {
-		in, name, err := env.Open(p)
+		in, name, err := open(p)
 		if err != nil {
 			return nil, err
 		}
@@ -195,6 +201,7 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 				return nil, err
 			}
 			if rd.Kind() == wire.KindHeader {
+				sel.BeginPart(rd.Header())
 				r := rd.Header().Trace.Run
 				seen[r] = true
 				cur = nil
@@ -229,7 +236,11 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 			if cur != nil && an != nil && b.Type == wire.TypeInstOtherSIMD {
 				an.AddOther(se, b.OtherSIMD)
 			}
-			if cur == nil || b.Type != wire.TypeWave {
+			if cur == nil {
+				continue
+			}
+			sel.Select(b) // before --jq, which may drop the DISPATCH records
+			if b.Type != wire.TypeWave {
 				continue
 			}
 			if filter != nil {
@@ -238,7 +249,11 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 					return nil, fmt.Errorf("%s: %w", name, err)
 				}
 			}
+			sel.Pick(b)
 			for i := range b.Waves {
+				if f.hist != nil {
+					f.hist.Add(sel.Describe(&b.Waves[i]))
+				}
 				cur.AddWave(&b.Waves[i])
 				if !f.CSVOnly {
 					cur.AskLines(&b.Waves[i])
@@ -262,6 +277,9 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 	if f.Run != nil && len(folds) == 0 {
 		return nil, cli.Errorf(cli.ExitFailed, "no part of the input is run %d (runs present: %s)",
 			*f.Run, runList(seen))
+	}
+	if err := endSelection(env, f, sel); err != nil {
+		return nil, err
 	}
 	return folds, nil
 }
@@ -365,6 +383,10 @@ func writeOutput(env *cli.Env, f *flags, fo *fold.Fold, control *fold.Control, h
 			return rollup.WriteCSV(w, groups, rollup.By(f.By))
 		}
 		switch f.Format {
+		case "histogram":
+			return f.hist.WriteText(w)
+		case "histogram.json":
+			return f.hist.WriteJSON(w)
 		case "hidden.csv":
 			return writeHiddenCSV(w, fo, hid)
 		case "top":
