@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/testutil"
 )
 
@@ -47,7 +48,7 @@ func treeFiles(t *testing.T, dir string) []string {
 		if err != nil {
 			return err
 		}
-		if d.Type().IsRegular() {
+		if d.Type().IsRegular() && d.Name() != publish.ManifestName { // the mark names the run
 			rel, _ := filepath.Rel(dir, p)
 			files = append(files, rel)
 		}
@@ -201,7 +202,7 @@ func hiddenEntries(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), ".") && p != dir {
+		if err == nil && strings.HasPrefix(d.Name(), ".") && p != dir && d.Name() != publish.ManifestName {
 			out = append(out, p)
 		}
 		return nil
@@ -261,12 +262,28 @@ func TestAttToolRerun(t *testing.T) {
 	os.WriteFile(csv, append(old, "stale\r\n"...), 0o644)
 	before := snapshotTree(t, filepath.Join(tmp, "res"))
 	_, stderr, code := attTool(t, nil, "--backend", "native", "-d", out, tmp)
-	if code != 1 || stderr != "att-tool: "+out+" exists and is not empty (use --force to replace it)\n" {
+	if code != 1 || stderr != "att-tool: "+out+" is an earlier output of att-tool, but holds files it did not write (se9_sm0_sl0_wv0.json): refusing to replace it; move them away or choose another output folder\n" {
 		t.Errorf("re-run without --force: exit %d, stderr %q", code, stderr)
+	}
+	// --force replaces only what att-tool wrote: the file it did not
+	// write is refused.
+	_, stderr, code = attTool(t, nil, "--backend", "native", "--force", "-d", out, tmp)
+	if code != 1 || !strings.Contains(stderr, "se9_sm0_sl0_wv0.json") || strings.Contains(stderr, "--force") {
+		t.Errorf("re-run with --force over a file it did not write: exit %d, stderr %q", code, stderr)
 	}
 	if after := snapshotTree(t, filepath.Join(tmp, "res")); !maps.Equal(before, after) {
 		t.Errorf("a refused re-run changed the earlier result")
 	}
+	os.Remove(stale)
+	_, stderr, code = attTool(t, nil, "--backend", "native", "-d", out, tmp)
+	if code != 1 || stderr != "att-tool: "+out+" holds an earlier result of att-tool (use --force to replace it)\n" {
+		t.Errorf("re-run without --force: exit %d, stderr %q", code, stderr)
+	}
+	os.WriteFile(stale, []byte("{}"), 0o644)
+	// A stale wave file listed by the mark, as an earlier run of more
+	// waves leaves it.
+	m, _ := os.ReadFile(filepath.Join(out, publish.ManifestName))
+	os.WriteFile(filepath.Join(out, publish.ManifestName), append(m, "file \"se9_sm0_sl0_wv0.json\"\n"...), 0o644)
 	if stdout, stderr, code := attTool(t, nil, "--backend", "native", "--force", "-d", out, tmp); code != 0 || stdout != out+"\n" {
 		t.Fatalf("re-run with --force: exit %d, %q, %s", code, stdout, stderr)
 	}
@@ -360,7 +377,7 @@ func TestAttToolConcurrent(t *testing.T) {
 			for i, c := range cmds {
 				if err := c.Wait(); err == nil {
 					ok++
-				} else if force || !strings.Contains(errs[i].String(), "exists and is not empty (use --force to replace it)") ||
+				} else if force || !strings.Contains(errs[i].String(), "holds an earlier result of att-tool (use --force to replace it)") ||
 					strings.Count(errs[i].String(), "\n") != 1 {
 					t.Errorf("force %v trial %d: run %d: %v: %s", force, trial, i, err, errs[i].String())
 				}
@@ -455,7 +472,7 @@ func TestAttToolCodeOnly(t *testing.T) {
 	}
 	// Again: code.json is there, so without --force it refuses.
 	if _, stderr, code := attTool(t, nil, "-d", out, "testdata/sample/31337_1_code_object_id_1.hsaco"); code != 1 ||
-		!strings.Contains(stderr, "exists and is not empty (use --force to replace it)") {
+		!strings.Contains(stderr, "(use --force to replace it)") {
 		t.Errorf("code-only re-run: exit %d stderr %q", code, stderr)
 	}
 }

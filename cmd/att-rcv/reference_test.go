@@ -8,6 +8,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/pyjson"
 	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
@@ -360,7 +361,7 @@ func checkReference(t *testing.T, dir string, streams []string, ix *wire.Index) 
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if _, ok := want[e.Name()]; !ok && e.Name() != "code.json" && e.Name() != "snapshots.json" {
+		if _, ok := want[e.Name()]; !ok && e.Name() != "code.json" && e.Name() != "snapshots.json" && e.Name() != publish.ManifestName {
 			t.Errorf("reference: unexpected file %s", e.Name())
 		}
 	}

@@ -246,7 +246,7 @@ func TestExistingFolder(t *testing.T) {
 	before := listTree(t, out)
 	// A folder with content is refused, and left alone.
 	code, _, stderr := runCmd(t, nil, "-d", out, "--index", index, a)
-	if code != cli.ExitFailed || !strings.Contains(stderr, "is not empty (use --force to replace it)") {
+	if code != cli.ExitFailed || !strings.Contains(stderr, "holds an earlier result of att-rcv") {
 		t.Errorf("non-empty folder: exit %d, %q", code, stderr)
 	}
 	if got := listTree(t, out); strings.Join(got, " ") != strings.Join(before, " ") {
@@ -255,18 +255,20 @@ func TestExistingFolder(t *testing.T) {
 	// --force replaces it whole: no file of the earlier folder stays
 	// (a wave file of the first run would be one the new filenames.json
 	// does not list).
-	writeFile(t, out, "notes.txt", []byte("mine"))
 	code, _, stderr = runCmd(t, nil, "--force", "-d", out, "--index", index, "--formats", "json", b)
 	if code != 0 {
 		t.Fatalf("--force: exit %d: %s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(out, "notes.txt")); !os.IsNotExist(err) {
-		t.Errorf("a file of the earlier folder survived --force: %v", err)
-	}
 	if err := rcv.CheckFolder(out); err != nil {
 		t.Errorf("after --force: %v", err)
 	}
+	// A file of the user's in it: --force refuses, and does not suggest
+	// itself.
 	writeFile(t, out, "notes.txt", []byte("mine"))
+	code, _, stderr = runCmd(t, nil, "--force", "-d", out, "--index", index, "--formats", "json", b)
+	if code != cli.ExitFailed || !strings.Contains(stderr, "notes.txt") || strings.Contains(stderr, "--force") {
+		t.Errorf("--force over a file of the user's: exit %d, %q", code, stderr)
+	}
 	fn, _ := os.ReadFile(filepath.Join(out, "filenames.json"))
 	if strings.Contains(string(fn), "se0_sm1_sl2_wv0.json") {
 		t.Errorf("filenames.json is not the second run's")

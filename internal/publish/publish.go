@@ -1,21 +1,58 @@
 // Package publish puts a tool's outputs in place so that a reader never sees
-// a partial or mixed result. Outputs (files and folders) are written under
-// temporary names beside their targets, unique per process, and renamed into
-// place together by Commit, or removed by Abort.
+// a partial or mixed result, and so that a tool replaces only what it wrote.
+// Flowing in: the temporaries a tool fills (Set.Dir, Set.File, WriteFile),
+// its inputs (Input) and the signals it gets (Catch); flowing out: the
+// outputs under their names, or nothing, and the exit status 128+signal.
 //
-// A Set is one result: att-tool's viewer folders and stats CSVs, att-rcv's
-// folder and its CSV, the one file of att-decode -o. Commit takes an
-// exclusive lock (flock) on each target's parent directory, so that two
-// processes committing into one place run one after the other; it then
-// refuses a target that holds something (a file, a directory that is not
-// empty) unless the Set replaces, in which case the old target is renamed
-// aside, the new one renamed in, and the old one removed: the whole old
-// result gives way to the whole new one, never a mix. When a rename fails
-// midway, the targets already swapped are put back.
+// Outputs (files and folders) are written under temporary names beside
+// their targets (.<name>.tmp-<pid>-<random>) and renamed into place
+// together by Commit, or removed by Abort.
 //
-// Temporaries are registered process-wide while they exist, so that
-// RemoveOnSignal can delete them when SIGINT or SIGTERM ends the process:
-// an interrupted run leaves what was there before, and no temporary file.
+// Ownership. Every folder a Set publishes carries a mark, the hidden file
+// .attkit-output (ManifestName), naming the tool, the run and every file
+// the run wrote in it and beside it (the stats CSV). A target that holds
+// something is replaced only when the Set replaces (--force) and it is
+// ours: a folder with the mark holding nothing but the files it lists, a
+// file that the mark of a folder of the same Set beside it lists. Anything
+// else is refused with an error (ErrNotOurs) saying what was found, which
+// no flag lifts. A target is never an input nor a folder holding one
+// (Input; compared by device and inode, so links count). A file Set with no
+// folder beside it (the one file of att-decode -o) replaces an earlier file
+// that is no input.
+//
+// Commit. Commit takes an exclusive lock on each target's parent directory
+// (flock on Unix, a process lock elsewhere), so that two processes
+// committing into one place run one after the other, and sweeps what dead
+// runs left there. It writes the mark, keeps an existing target's
+// permission bits, and fsyncs the temporaries (syncfs on Linux, every file
+// and folder elsewhere). It then writes a commit journal,
+// .attkit.commit-<pid>-<random>, into every parent (fsynced, with the
+// parents), naming each target, its temporary and the name its old content
+// moves to. Then each target is swapped: a folder by one atomic exchange
+// (renameat2 RENAME_EXCHANGE on Linux; elsewhere, or where the file system
+// lacks it, the old folder is renamed aside first, as Windows needs), a
+// file by a hard link of the old one aside and one rename over it. The
+// parents are fsynced, the journal gets its last line "committed"
+// (fsynced), the journals and the old contents are removed. A failure
+// midway puts the old targets back. A run killed during the commit
+// (SIGKILL, power loss) leaves the journal with its pid: the next run that
+// sweeps one of those parents and finds the pid dead replays it, forward
+// when "committed" is there (it removes what the old contents left), else
+// back: each target is put back as it was, told by which names exist and,
+// for an exchanged folder, by the run named in the mark. Either way the
+// targets hold all the old results or all the new ones.
+//
+// Signals. Catch (or RemoveOnSignal) handles SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT for every tool: the first cancels the run's context, and unless
+// the run returns within Grace every registered work file is removed and
+// the process exits; a second signal does that at once; the status is
+// 128+signal. A commit's renames are never cut: the exit waits for them
+// (milliseconds). Work files of every kind (temporaries, old contents,
+// journals, spools, work folders: WorkDir, WorkFile) are in one registry
+// and carry the pid in their names, so that Sweep removes what a killed
+// run left, beside the targets and in the system's temporary directory.
+// A pid is told dead by kill(pid, 0) on Unix: a run in another pid
+// namespace writing the same directory is not told apart.
 package publish
 
 import (
@@ -23,88 +60,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
-
-// live holds the temporaries of every open Set of the process.
-var live = struct {
-	sync.Mutex
-	paths map[string]bool
-}{paths: map[string]bool{}}
-
-func register(p string) {
-	live.Lock()
-	live.paths[p] = true
-	live.Unlock()
-}
-
-func unregister(p string) {
-	live.Lock()
-	delete(live.paths, p)
-	live.Unlock()
-}
-
-// RemoveTemporaries removes every temporary of the process that is still
-// registered. A signal handler calls it before the process exits.
-func RemoveTemporaries() {
-	live.Lock()
-	defer live.Unlock()
-	for p := range live.paths {
-		os.RemoveAll(p)
-		delete(live.paths, p)
-	}
-}
-
-// RemoveOnSignal makes SIGINT and SIGTERM remove the temporaries and end
-// the process with status 130 or 143 (128 + the signal number), as a shell
-// reports a process killed by them. Tools whose work has no other cleanup
-// call it first thing in main.
-func RemoveOnSignal() {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-ch
-		RemoveTemporaries()
-		os.Exit(ExitStatus(s))
-	}()
-}
-
-// ExitStatus is the exit status for a process ended by signal s: 130 for
-// SIGINT, 143 for SIGTERM.
-func ExitStatus(s os.Signal) int {
-	if n, ok := s.(syscall.Signal); ok {
-		return 128 + int(n)
-	}
-	return 1
-}
-
-// ErrExists is returned by Commit and Check when a target holds an earlier
-// result and the Set does not replace.
-var ErrExists = errors.New("exists")
-
-// An ExistsError names a target that holds an earlier result.
-type ExistsError struct{ Path string }
-
-func (e *ExistsError) Error() string {
-	return e.Path + " exists and is not empty (use --force to replace it)"
-}
-
-// Is makes errors.Is(err, ErrExists) true.
-func (e *ExistsError) Is(target error) bool { return target == ErrExists }
 
 // A Set is a group of outputs that appear together or not at all. Methods
 // may be called from several goroutines.
 type Set struct {
 	replace bool
+	run     string
 
 	mu    sync.Mutex
 	items []item
@@ -117,14 +83,8 @@ type item struct {
 }
 
 // NewSet returns an empty Set. With replace, Commit replaces targets that
-// hold earlier results; without, it refuses them.
-func NewSet(replace bool) *Set { return &Set{replace: replace} }
-
-// tempName returns a name beside target for a temporary of this process.
-func tempName(target, kind string) string {
-	return filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+"."+kind+"-"+
-		strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64()>>24, 36))
-}
+// hold earlier results of ours; without, it refuses them.
+func NewSet(replace bool) *Set { return &Set{replace: replace, run: newRunID()} }
 
 // Dir creates a temporary directory that Commit renames to target, and
 // returns its path. target's parent must exist.
@@ -143,6 +103,7 @@ func (s *Set) add(target string, dir bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	Sweep(filepath.Dir(target))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -154,7 +115,7 @@ func (s *Set) add(target string, dir bool) (string, error) {
 		}
 	}
 	for try := 0; ; try++ {
-		tmp := tempName(target, "tmp")
+		tmp := tempName(target, kindTmp)
 		register(tmp)
 		if dir {
 			err = os.Mkdir(tmp, 0o777)
@@ -195,19 +156,86 @@ func resolve(target string) (string, error) {
 	return abs, nil
 }
 
-// Check returns an *ExistsError for the first target that holds an earlier
-// result, unless the Set replaces. Tools call it before their work, to
-// fail early; Commit checks again under the lock.
+// Check returns the error Commit would give for the first target it may
+// not replace: an *ExistsError for an earlier result of ours when the Set
+// does not replace, an ErrNotOurs error for anything else that is there, or
+// an input. Tools call it before their work, to fail early; Commit checks
+// again under the lock.
 func (s *Set) Check() error {
-	if s.replace {
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, it := range s.items {
-		if occupied(it.target) {
-			return &ExistsError{Path: it.target}
+		if err := s.check(it); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// check says whether the Set may put it in place.
+func (s *Set) check(it item) error {
+	if err := CheckNotInput(it.target); err != nil {
+		return err
+	}
+	st, err := os.Lstat(it.target)
+	if err != nil {
+		return nil
+	}
+	if it.dir {
+		return checkDir(it.target, st, s.replace)
+	}
+	if st.IsDir() {
+		if occupied(it.target) {
+			return &notOursError{it.target + " is a directory"}
+		}
+		return nil
+	}
+	// A file beside a folder of the Set is ours when that folder's mark
+	// lists it.
+	beside, claimed := false, ""
+	for _, o := range s.items {
+		if o.dir && filepath.Dir(o.target) == filepath.Dir(it.target) {
+			beside = true
+			if m := readManifest(o.target); m != nil && slices.Contains(m.siblings, filepath.Base(it.target)) {
+				claimed = m.tool
+			}
+		}
+	}
+	switch {
+	case beside && claimed == "":
+		return &notOursError{it.target + " exists and no attkit run wrote it beside its folder: refusing to replace it; move it away or choose another output folder"}
+	case !s.replace:
+		return &ExistsError{Path: it.target, Tool: claimed}
+	}
+	return nil
+}
+
+// CheckDir returns the error a Set would give for a folder target: nil
+// when target does not exist, is empty, or is an earlier output of ours and
+// replace is set; an *ExistsError (matching ErrExists) for an earlier
+// output of ours without replace; an ErrNotOurs error naming what was found
+// for anything else, and for an input or a folder holding one.
+func CheckDir(target string, replace bool) error {
+	if err := CheckNotInput(target); err != nil {
+		return err
+	}
+	st, err := os.Lstat(target)
+	if err != nil {
+		return nil
+	}
+	return checkDir(target, st, replace)
+}
+
+func checkDir(target string, st os.FileInfo, replace bool) error {
+	if !st.IsDir() {
+		return &notOursError{target + " exists and is not a directory"}
+	}
+	m, err := checkOwned(target)
+	switch {
+	case err != nil:
+		return err
+	case m != nil && !replace:
+		return &ExistsError{Path: target, Tool: m.tool}
 	}
 	return nil
 }
@@ -233,147 +261,6 @@ func occupied(path string) bool {
 	return len(names) > 0
 }
 
-// Commit renames every temporary to its target, under the parents' locks.
-// On failure nothing of the Set stays: the targets are as before and the
-// temporaries are gone.
-func (s *Set) Commit() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
-		return errors.New("publish: set already committed or aborted")
-	}
-	s.done = true
-	defer s.removeTemps()
-	var parents []string
-	for _, it := range s.items {
-		if p := filepath.Dir(it.target); !slices.Contains(parents, p) {
-			parents = append(parents, p)
-		}
-	}
-	slices.Sort(parents) // one order for every process: no deadlock
-	for _, p := range parents {
-		unlock, err := lockDir(p)
-		if err != nil {
-			return fmt.Errorf("locking %s: %w", p, err)
-		}
-		defer unlock()
-	}
-	var done []swap
-	rollback := func() {
-		for i := len(done) - 1; i >= 0; i-- {
-			done[i].undo()
-		}
-	}
-	for _, it := range s.items {
-		sw, err := s.put(it)
-		if err != nil {
-			rollback()
-			return err
-		}
-		done = append(done, sw)
-	}
-	for _, d := range done {
-		if d.old != "" {
-			os.RemoveAll(d.old)
-			unregister(d.old)
-		}
-	}
-	return nil
-}
-
-// A swap is one target put in place: old names where the earlier result
-// went ("" if there was none), so that undo can put it back.
-type swap struct {
-	target, old string
-	exchanged   bool // old is the temporary, swapped with the target
-}
-
-func (w swap) undo() {
-	switch {
-	case w.exchanged:
-		if exchange(w.old, w.target) != nil {
-			os.RemoveAll(w.target)
-			os.Rename(w.old, w.target)
-		}
-	case w.old != "":
-		os.RemoveAll(w.target)
-		os.Rename(w.old, w.target)
-	default:
-		os.RemoveAll(w.target)
-	}
-	if w.old != "" {
-		unregister(w.old)
-	}
-}
-
-// put moves one temporary to its target.
-func (s *Set) put(it item) (swap, error) {
-	st, err := os.Lstat(it.target)
-	if err != nil || !occupied(it.target) {
-		if err == nil && st.IsDir() {
-			// An empty directory: rename(2) may replace it, but not on
-			// every file system (overlayfs says EEXIST).
-			os.Remove(it.target)
-		}
-		if err := os.Rename(it.tmp, it.target); err != nil {
-			return swap{}, fmt.Errorf("writing %s: %w", it.target, unwrapPath(err))
-		}
-		unregister(it.tmp)
-		return swap{target: it.target}, nil
-	}
-	if !s.replace {
-		return swap{}, &ExistsError{Path: it.target}
-	}
-	switch {
-	case it.dir && !st.IsDir():
-		return swap{}, fmt.Errorf("%s exists and is not a directory", it.target)
-	case !it.dir && st.IsDir():
-		return swap{}, fmt.Errorf("%s is a directory", it.target)
-	}
-	if it.dir {
-		// One atomic exchange where the kernel has it; the old result
-		// then lives at the temporary's name until it is removed.
-		if exchange(it.tmp, it.target) == nil {
-			return swap{target: it.target, old: it.tmp, exchanged: true}, nil
-		}
-		old := tempName(it.target, "old")
-		register(old)
-		if err := os.Rename(it.target, old); err != nil {
-			unregister(old)
-			return swap{}, fmt.Errorf("replacing %s: %w", it.target, unwrapPath(err))
-		}
-		if err := os.Rename(it.tmp, it.target); err != nil {
-			os.Rename(old, it.target)
-			unregister(old)
-			return swap{}, fmt.Errorf("writing %s: %w", it.target, unwrapPath(err))
-		}
-		unregister(it.tmp)
-		return swap{target: it.target, old: old}, nil
-	}
-	// A file over a file: keep a link to the old one for undo, then one
-	// atomic rename.
-	old := tempName(it.target, "old")
-	register(old)
-	if err := os.Link(it.target, old); err != nil {
-		unregister(old)
-		old = ""
-	}
-	if err := os.Rename(it.tmp, it.target); err != nil {
-		if old != "" {
-			os.Remove(old)
-			unregister(old)
-		}
-		return swap{}, fmt.Errorf("writing %s: %w", it.target, unwrapPath(err))
-	}
-	unregister(it.tmp)
-	return swap{target: it.target, old: old}, nil
-}
-
-// exchange swaps two paths atomically (renameat2 RENAME_EXCHANGE).
-func exchange(a, b string) error {
-	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
-}
-
 // Abort removes the temporaries. It is safe to call more than once and
 // after Commit.
 func (s *Set) Abort() {
@@ -391,35 +278,13 @@ func (s *Set) removeTemps() {
 	s.items = nil
 }
 
-// lockDir takes an exclusive flock on directory dir until unlock is called.
-// The lock goes with the process: one killed holding it frees it.
-func lockDir(dir string) (unlock func(), err error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
-}
-
 // WriteFile writes path through a temporary sibling renamed into place when
-// write succeeded, replacing what was at path: a failure or an interrupt
-// (with RemoveOnSignal) never leaves a partial file or a temporary. A
-// symbolic link is followed: its target is replaced, the link stays. A path
-// that is not a regular file (/dev/null, a FIFO, a terminal) is written
-// directly: renaming over it would replace the device with a file.
+// write succeeded, replacing what was at path (keeping its permission
+// bits) unless it is an input: a failure or an interrupt never leaves a
+// partial file or a temporary. A symbolic link is followed: its target is
+// replaced, the link stays. A path that is not a regular file (/dev/null, a
+// FIFO, a terminal) is written directly: renaming over it would replace the
+// device with a file.
 func WriteFile(path string, write func(w io.Writer) error) error {
 	real, err := resolve(path)
 	if err != nil {
@@ -435,6 +300,9 @@ func WriteFile(path string, write func(w io.Writer) error) error {
 			return err
 		}
 		return f.Close()
+	}
+	if err := CheckNotInput(real); err != nil {
+		return err
 	}
 	s := NewSet(true)
 	tmp, err := s.File(real)
@@ -457,9 +325,6 @@ func WriteFile(path string, write func(w io.Writer) error) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return err
 	}
 	return s.Commit()
 }

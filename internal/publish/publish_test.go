@@ -64,8 +64,6 @@ func TestCommitNewReplaceRefuse(t *testing.T) {
 	if got := entries(t, root) + "|" + read(t, filepath.Join(root, "ui", "wave.json")); got != "stats_ui.csv ui|one" {
 		t.Fatalf("after the first commit: %s", got)
 	}
-	write(t, filepath.Join(root, "ui", "stale.json"), "old")
-
 	// Without replace: refused by Check and by Commit, nothing changes.
 	s := newResult(t, false, root, "two")
 	var ee *ExistsError
@@ -75,7 +73,7 @@ func TestCommitNewReplaceRefuse(t *testing.T) {
 	if err := s.Commit(); !errors.Is(err, ErrExists) {
 		t.Errorf("Commit without replace: %v", err)
 	}
-	if got := entries(t, root) + "|" + read(t, filepath.Join(root, "stats_ui.csv")) + "|" + entries(t, filepath.Join(root, "ui")); got != "stats_ui.csv ui|one|stale.json wave.json" {
+	if got := entries(t, root) + "|" + read(t, filepath.Join(root, "stats_ui.csv")) + "|" + entries(t, filepath.Join(root, "ui")); got != "stats_ui.csv ui|one|.attkit-output wave.json" {
 		t.Errorf("after a refused commit: %s", got)
 	}
 
@@ -83,7 +81,7 @@ func TestCommitNewReplaceRefuse(t *testing.T) {
 	if err := newResult(t, true, root, "three").Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := entries(t, root) + "|" + read(t, filepath.Join(root, "stats_ui.csv")) + "|" + entries(t, filepath.Join(root, "ui")); got != "stats_ui.csv ui|three|wave.json" {
+	if got := entries(t, root) + "|" + read(t, filepath.Join(root, "stats_ui.csv")) + "|" + entries(t, filepath.Join(root, "ui")); got != "stats_ui.csv ui|three|.attkit-output wave.json" {
 		t.Errorf("after replacing: %s", got)
 	}
 }

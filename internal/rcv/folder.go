@@ -90,12 +90,9 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 	case err == nil && !st.IsDir():
 		return nil, fmt.Errorf("%s exists and is not a directory", dir)
 	case err == nil:
-		empty, err := isEmptyDir(abs)
-		if err != nil {
+		// Only an earlier folder of ours is replaced, and only with Force.
+		if err := publish.CheckDir(abs, opt.Force); err != nil {
 			return nil, err
-		}
-		if !empty && !opt.Force {
-			return nil, fmt.Errorf("%s exists and is not empty (use --force to replace it)", dir)
 		}
 		f.exists = true
 	case !errors.Is(err, fs.ErrNotExist):
@@ -152,19 +149,6 @@ func (f *Folder) mkdirParents(dir string) error {
 		f.created = append(f.created, missing[i])
 	}
 	return nil
-}
-
-func isEmptyDir(dir string) (bool, error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return false, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(1)
-	if err == io.EOF {
-		return true, nil
-	}
-	return len(names) == 0, err
 }
 
 // unwrapPath drops the path of an *fs.PathError, whose path would name the

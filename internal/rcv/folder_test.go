@@ -85,34 +85,56 @@ func TestFolderRefusals(t *testing.T) {
 	}{
 		{"file", FolderOptions{}, "exists and is not a directory"},
 		{"file/ui", FolderOptions{}, "not a directory"},
-		{"full", FolderOptions{}, "is not empty (use --force to replace it)"},
+		// A folder no tool of ours wrote: refused, --force or not, and
+		// --force is not suggested.
+		{"full", FolderOptions{}, "holds files no attkit tool wrote (a): refusing to replace it; choose another output folder"},
+		{"full", FolderOptions{Force: true}, "holds files no attkit tool wrote (a): refusing to replace it; choose another output folder"},
 	} {
 		_, err := NewFolder(filepath.Join(base, tc.dir), tc.opt)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.dir, err, tc.want)
 		}
 	}
-	// --force replaces the existing folder whole: its other files go.
-	os.WriteFile(filepath.Join(base, "full", "c"), []byte("old"), 0o644)
-	f, err := NewFolder(filepath.Join(base, "full"), FolderOptions{Force: true})
-	if err != nil {
+	// An earlier folder of ours: refused without --force, replaced whole
+	// with it.
+	ui := filepath.Join(base, "ui")
+	write := func(force bool, files ...string) error {
+		f, err := NewFolder(ui, FolderOptions{Force: force})
+		if err != nil {
+			return err
+		}
+		for _, n := range files {
+			f.WriteFile(n, []byte(n))
+		}
+		return f.Commit()
+	}
+	if err := write(false, "a", "c"); err != nil {
 		t.Fatal(err)
 	}
-	f.WriteFile("a", []byte("new"))
-	f.WriteFile("b", []byte("b"))
-	if err := f.Commit(); err != nil {
+	if err := write(false, "a"); err == nil || !strings.Contains(err.Error(), "use --force to replace it") {
+		t.Errorf("an earlier folder without --force: %v", err)
+	}
+	if err := write(true, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{"a": "new", "b": "b"} {
-		if data, _ := os.ReadFile(filepath.Join(base, "full", name)); string(data) != want {
+	for name, want := range map[string]string{"a": "a", "b": "b"} {
+		if data, _ := os.ReadFile(filepath.Join(ui, name)); string(data) != want {
 			t.Errorf("%s: %q", name, data)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(base, "full", "c")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(ui, "c")); !os.IsNotExist(err) {
 		t.Errorf("a file of the earlier folder survived --force: %v", err)
 	}
+	// A file of the user's in it: refused, and kept.
+	os.WriteFile(filepath.Join(ui, "notes.txt"), []byte("mine"), 0o644)
+	if err := write(true, "a"); err == nil || !strings.Contains(err.Error(), "notes.txt") || strings.Contains(err.Error(), "--force") {
+		t.Errorf("a folder holding a file of the user's: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(ui, "notes.txt")); string(data) != "mine" {
+		t.Error("the user's file is gone")
+	}
 	entries, _ := os.ReadDir(base)
-	if len(entries) != 2 {
+	if len(entries) != 3 {
 		t.Errorf("leftovers: %v", entries)
 	}
 }

@@ -1,0 +1,330 @@
+//go:build unix
+
+package publish
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain runs the children of the tests below when the test binary is
+// started by one of them.
+func TestMain(m *testing.M) {
+	switch os.Getenv("PUBLISH_CHILD") {
+	case "":
+		os.Exit(m.Run())
+	case "commit":
+		childCommit()
+	case "signal":
+		childSignal()
+	}
+	os.Exit(0)
+}
+
+// runs writes n runs' results (folder ui<i> holding wave.json and
+// stats_ui<i>.csv beside it) holding data, as one Set.
+func runs(root string, n int, data string) *Set {
+	s := NewSet(true)
+	for i := range n {
+		d, err := s.Dir(filepath.Join(root, "ui"+strconv.Itoa(i)))
+		if err != nil {
+			panic(err)
+		}
+		os.WriteFile(filepath.Join(d, "wave.json"), []byte(data), 0o666)
+		f, _ := s.File(filepath.Join(root, "stats_ui"+strconv.Itoa(i)+".csv"))
+		os.WriteFile(f, []byte(data), 0o666)
+	}
+	return s
+}
+
+// childCommit commits two runs' "new" results into PUBLISH_DIR and kills
+// itself with SIGKILL after step PUBLISH_KILL of the commit.
+func childCommit() {
+	kill, _ := strconv.Atoi(os.Getenv("PUBLISH_KILL"))
+	noExchange = os.Getenv("PUBLISH_ASIDE") != ""
+	commitHook = func(step int) {
+		if step == kill {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			time.Sleep(time.Hour)
+		}
+	}
+	if err := runs(os.Getenv("PUBLISH_DIR"), 2, "new").Commit(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// state describes root: its names and, when every output holds the same,
+// that ("old" or "new").
+func state(t *testing.T, root string) (names, content string) {
+	t.Helper()
+	names = entries(t, root)
+	seen := map[string]bool{}
+	for i := range 2 {
+		seen[read(t, filepath.Join(root, "ui"+strconv.Itoa(i), "wave.json"))] = true
+		seen[read(t, filepath.Join(root, "stats_ui"+strconv.Itoa(i)+".csv"))] = true
+	}
+	if len(seen) != 1 {
+		return names, fmt.Sprint(seen)
+	}
+	for k := range seen {
+		content = k
+	}
+	return names, content
+}
+
+// TestKillAtEveryStep SIGKILLs a commit of two runs (two folders, two
+// CSVs) after each of its steps, over earlier results and over nothing,
+// with and without the atomic exchange; the next run's sweep must leave
+// all old or all new, and no work file.
+func TestKillAtEveryStep(t *testing.T) {
+	for _, aside := range []bool{false, true} {
+		for _, withOld := range []bool{true, false} {
+			sawOld, sawNew := false, false
+			for k := 0; ; k++ {
+				root := t.TempDir()
+				if withOld {
+					if err := runs(root, 2, "old").Commit(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), "PUBLISH_CHILD=commit", "PUBLISH_DIR="+root, "PUBLISH_KILL="+strconv.Itoa(k))
+				if aside {
+					cmd.Env = append(cmd.Env, "PUBLISH_ASIDE=1")
+				}
+				out, err := cmd.CombinedOutput()
+				var ee *exec.ExitError
+				killed := errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled()
+				if err != nil && !killed {
+					t.Fatalf("child: %v: %s", err, out)
+				}
+				resweep(root) // the next run
+				names, content := state(t, root)
+				label := fmt.Sprintf("aside %v, old %v, killed after step %d", aside, withOld, k)
+				switch {
+				case content == "new" && names == "stats_ui0.csv stats_ui1.csv ui0 ui1":
+					sawNew = true
+				case withOld && content == "old" && names == "stats_ui0.csv stats_ui1.csv ui0 ui1":
+					sawOld = true
+				case !withOld && names == "":
+					sawOld = true
+				default:
+					t.Errorf("%s: neither all old nor all new: %q, %s", label, names, content)
+				}
+				for i := range 2 {
+					if names == "" {
+						break
+					}
+					if n := entries(t, filepath.Join(root, "ui"+strconv.Itoa(i))); n != ".attkit-output wave.json" {
+						t.Errorf("%s: ui%d holds %q", label, i, n)
+					}
+				}
+				if !killed {
+					if content != "new" {
+						t.Errorf("%s: the commit ran through but left %s", label, content)
+					}
+					break
+				}
+				if k > 20 {
+					t.Fatal("the child never ran through")
+				}
+			}
+			if !sawOld || !sawNew {
+				t.Errorf("aside %v, old %v: saw old %v, new %v: the kills did not cover the commit", aside, withOld, sawOld, sawNew)
+			}
+		}
+	}
+}
+
+// resweep sweeps root again, as another process would.
+func resweep(root string) {
+	swept.Lock()
+	delete(swept.dirs, root)
+	swept.Unlock()
+	Sweep(root)
+}
+
+// TestModes: outputs are made 0666 and 0777 less the umask, and an
+// earlier output's permission bits are kept.
+func TestModes(t *testing.T) {
+	for _, umask := range []int{0o077, 0o022} {
+		old := syscall.Umask(umask)
+		root := t.TempDir()
+		if err := runs(root, 1, "x").Commit(); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(root, "out.csv")
+		if err := WriteFile(p, func(w io.Writer) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			path string
+			want os.FileMode
+		}{
+			{"ui0", 0o777}, {"ui0/wave.json", 0o666}, {"ui0/" + ManifestName, 0o666}, {"stats_ui0.csv", 0o666}, {"out.csv", 0o666},
+		} {
+			st, err := os.Stat(filepath.Join(root, c.path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c.want &^ os.FileMode(umask); st.Mode().Perm() != want {
+				t.Errorf("umask %03o: %s is %03o, want %03o", umask, c.path, st.Mode().Perm(), want)
+			}
+		}
+		// An earlier output of mode 0600 stays 0600, a folder 0700.
+		os.Chmod(p, 0o600)
+		os.Chmod(filepath.Join(root, "stats_ui0.csv"), 0o600)
+		os.Chmod(filepath.Join(root, "ui0"), 0o700)
+		WriteFile(p, func(w io.Writer) error { return nil })
+		if err := runs(root, 1, "y").Commit(); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			path string
+			want os.FileMode
+		}{{"out.csv", 0o600}, {"stats_ui0.csv", 0o600}, {"ui0", 0o700}} {
+			if st, _ := os.Stat(filepath.Join(root, c.path)); st.Mode().Perm() != c.want {
+				t.Errorf("umask %03o: replaced %s is %03o, want %03o", umask, c.path, st.Mode().Perm(), c.want)
+			}
+		}
+		syscall.Umask(old)
+	}
+}
+
+// deadPid returns the pid of a process that has ended.
+func deadPid(t *testing.T) int {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no true:", err)
+	}
+	return cmd.Process.Pid
+}
+
+// TestSweep: a run removes what a dead run left beside its targets and in
+// the temporary directory, and nothing of a live run or of the user.
+func TestSweep(t *testing.T) {
+	root := t.TempDir()
+	dead := strconv.Itoa(deadPid(t))
+	live := strconv.Itoa(os.Getppid())
+	for _, n := range []string{".ui.tmp-" + dead + "-abc", ".stats.csv.old-" + dead + "-x1", ".ui.tmp-" + live + "-abc", ".mine.tmp-x", "keep.tmp-" + dead + "-abc"} {
+		write(t, filepath.Join(root, n), "x")
+	}
+	os.Mkdir(filepath.Join(root, ".ui.del-"+dead+"-zz"), 0o777)
+	write(t, filepath.Join(root, ".ui.del-"+dead+"-zz", "f"), "x")
+	s := NewSet(false)
+	s.Dir(filepath.Join(root, "ui"))
+	s.Abort()
+	if got := entries(t, root); got != ".mine.tmp-x .ui.tmp-"+live+"-abc keep.tmp-"+dead+"-abc" {
+		t.Errorf("after the sweep: %s", got)
+	}
+	// The temporary directory: attkit-* work folders only.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	os.Mkdir(filepath.Join(tmp, "attkit-att-tool.work-"+dead+"-abc"), 0o777)
+	write(t, filepath.Join(tmp, ".x.tmp-"+dead+"-abc"), "x")
+	p, remove, err := WorkDir("", "att-tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, tmp); got != ".x.tmp-"+dead+"-abc "+filepath.Base(p) {
+		t.Errorf("the temporary directory after the sweep: %s", got)
+	}
+	remove()
+}
+
+// childSignal makes work files of every kind, prints "ready" and then
+// either ignores the interrupt (PUBLISH_MODE=busy) or returns on it.
+func childSignal() {
+	if g := os.Getenv("PUBLISH_GRACE"); g != "" {
+		Grace, _ = time.ParseDuration(g)
+	}
+	ctx, in := Catch("child", os.Stderr)
+	defer in.Stop()
+	root := os.Getenv("PUBLISH_DIR")
+	s := runs(root, 1, "new")
+	WorkDir("", "att-tool")
+	WorkDir(root, "spool")
+	f, _, _ := WorkFile("", "hidden")
+	fmt.Println("ready")
+	if os.Getenv("PUBLISH_MODE") == "busy" {
+		for { // work that does not look at ctx
+			f.Write([]byte("x"))
+		}
+	}
+	<-ctx.Done()
+	s.Abort()
+	if code, ok := in.Status(); ok {
+		os.Exit(code)
+	}
+}
+
+// TestSignals: each of the four signals ends a run that returns on it and
+// one that does not, a second signal ends a run at once; every time the
+// status is 128+signal, the earlier result is there and no work file.
+func TestSignals(t *testing.T) {
+	for _, mode := range []string{"coop", "busy", "twice"} {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+			root, tmp := t.TempDir(), t.TempDir()
+			if err := runs(root, 1, "old").Commit(); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "PUBLISH_CHILD=signal", "PUBLISH_DIR="+root, "TMPDIR="+tmp, "PUBLISH_MODE="+mode)
+			if mode == "twice" {
+				cmd.Env = append(cmd.Env, "PUBLISH_MODE=busy", "PUBLISH_GRACE=1h")
+			}
+			stdout, _ := cmd.StdoutPipe()
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+				t.Fatalf("child: %q", line)
+			}
+			cmd.Process.Signal(sig)
+			if mode == "twice" {
+				time.Sleep(50 * time.Millisecond)
+				cmd.Process.Signal(sig)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("%s %v: did not end", mode, sig)
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
+				t.Errorf("%s %v: %v, want status %d; stderr %q", mode, sig, err, 128+int(sig), stderr.String())
+			}
+			if names, content := state1(t, root); names != "stats_ui0.csv ui0" || content != "old" {
+				t.Errorf("%s %v: left %q, %s", mode, sig, names, content)
+			}
+			if got := entries(t, tmp); got != "" {
+				t.Errorf("%s %v: left in TMPDIR: %s", mode, sig, got)
+			}
+		}
+	}
+}
+
+func state1(t *testing.T, root string) (string, string) {
+	a, b := read(t, filepath.Join(root, "ui0", "wave.json")), read(t, filepath.Join(root, "stats_ui0.csv"))
+	if a != b {
+		return entries(t, root), a + "/" + b
+	}
+	return entries(t, root), a
+}

@@ -1,0 +1,25 @@
+//go:build !linux
+
+package publish
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+)
+
+// exchange is not to be had here: Commit renames the old folder aside.
+func exchange(a, b string) error { return errors.ErrUnsupported }
+
+// syncTree puts folder dir and all it holds on disk, file by file.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return syncDir(p)
+		}
+		return syncFile(p)
+	})
+}
