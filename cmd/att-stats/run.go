@@ -24,7 +24,7 @@ type flags struct {
 	selectFlags
 	Index     string   `help:"Code metadata: an index stream (co-index) or a code.json." placeholder:"FILE"`
 	Format    string   `help:"Output format: csv (default), code.json, json (one object per PC a line), pprof, hidden.csv (hidden latency per PC), top (PCs ranked by exposed cycles, for a terminal), histogram (wave durations per kernel, text for people) or histogram.json (the same as JSON lines, for scripts)." enum:"csv,code.json,json,pprof,hidden.csv,top,histogram,histogram.json," default:"" placeholder:"FORMAT"`
-	By        string   `help:"Sum the counters per pc (default: the stats CSV), source line, function (the innermost of an inline chain) or kernel: CSV or, with --format json, JSON lines with the hidden and exposed cycles too." enum:"pc,line,function,kernel" default:"pc" placeholder:"KEY"`
+	By        string   `help:"Sum the counters, hidden and exposed cycles included, per pc (default: the stats CSV), source line, function (the innermost of an inline chain) or kernel; as CSV, or JSON lines with --format json." enum:"pc,line,function,kernel" default:"pc" placeholder:"KEY"`
 	Limit     int      `short:"n" help:"With --format top: show the N PCs with the most exposed cycles (0: all)." default:"30" placeholder:"N"`
 	Output    string   `short:"o" help:"Write the output to FILE (atomically) instead of stdout." placeholder:"FILE"`
 	Expect    []string `help:"Compare the counters with this control CSV (repeatable; rows of one PC add up); exit 1 on any mismatch." placeholder:"CONTROL.csv" sep:"none"`
