@@ -6,7 +6,8 @@
 // Usage:
 //
 //	att-timeline [-o FILE] [--index FILE] [--start T] [--end T] [--jq FILTER]
-//	             [--no-instructions] [--max-size SIZE] [STREAM…]
+//	             [--no-instructions] [--max-size SIZE] [--kernel GLOB]…
+//	             [--dispatch N]… [--wave slowest|fastest|ID] [STREAM…]
 //
 // Each STREAM is a record stream from att-decode, or its JSON projection
 // (no STREAM, or "-", reads standard input). The trace goes to standard
@@ -30,6 +31,19 @@
 // dropped, then everything but the closing, and a warning says from which
 // cycle on; --no-instructions leaves instruction slices out from the
 // start.
+//
+// Every wave slice's args carry its ID ("id": se<SE>.cu<CU>.simd<SIMD>.
+// slot<SLOT>@<BEGIN>), its kernel and its dispatch, and every dispatch
+// instant its dispatch ID (the 0-based position of the DISPATCH record in
+// its trace). --kernel GLOB, --dispatch N and --wave slowest|fastest|ID
+// show only those waves, every other record as without them
+// (internal/waveselect, as att-stats): a wave belongs to the kernel whose
+// index range holds its first PC, else to its dispatch's; a selection
+// that matches nothing is an error (exit 1) naming what is there. --wave
+// keeps one wave, chosen after --kernel, --dispatch and --jq (before
+// --start/--end): the slowest or fastest by end - begin (ties to the first
+// in stream order; the input is read twice, standard input through a
+// temporary copy that nothing can outlive) or the wave of an ID.
 package main
 
 import "os"

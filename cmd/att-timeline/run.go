@@ -16,6 +16,7 @@ import (
 
 type flags struct {
 	cli.VersionFlag
+	selectFlags
 	Output         string   `short:"o" placeholder:"FILE" help:"Write the trace to FILE (whole or not at all) instead of standard output."`
 	Index          string   `placeholder:"FILE" help:"Index of the code objects (an index stream from co-index, or a code.json): instruction text and source lines in the slices' args."`
 	Start          *int64   `placeholder:"T" help:"Keep what lies at or after shader-clock cycle T (slices are cut)."`
@@ -73,14 +74,23 @@ func convert(env *cli.Env, f *flags) error {
 		streams = []string{"-"}
 	}
 	opt := options{start: start, end: end, instructions: !f.NoInstructions, maxBytes: max}
+	sel, open, done, err := f.selection(env, ix, filter, streams)
+	if err != nil {
+		return err
+	}
+	defer done()
 	body := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 256<<10)
 		tl := newTimeline(bw, ix, opt)
+		tl.sel = sel
 		chk := arch.NewChecker(ix, f.Index, f.AnyArch)
 		for _, s := range streams {
-			if err := feed(env, s, filter, tl, chk); err != nil {
+			if err := feed(open, s, filter, tl, chk); err != nil {
 				return err
 			}
+		}
+		if err := endSelection(env, f, sel); err != nil {
+			return err
 		}
 		if err := tl.finish(); err != nil {
 			return err
@@ -97,8 +107,8 @@ func convert(env *cli.Env, f *flags) error {
 }
 
 // feed reads one stream into tl.
-func feed(env *cli.Env, path string, filter *jq.Filter, tl *timeline, chk *arch.Checker) error {
-	in, name, err := env.Open(path)
+func feed(open waveselect.OpenFunc, path string, filter *jq.Filter, tl *timeline, chk *arch.Checker) error {
+	in, name, err := open(path)
 	if err != nil {
 		return err
 	}
@@ -115,16 +125,19 @@ func feed(env *cli.Env, path string, filter *jq.Filter, tl *timeline, chk *arch.
 		switch rd.Kind() {
 		case wire.KindHeader:
 			hdr = *rd.Header()
+			tl.sel.BeginPart(&hdr)
 			if err := tl.beginTrace(&hdr); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		case wire.KindBatch:
 			b := rd.Batch()
+			tl.sel.Select(b) // before --jq, which may drop the DISPATCH records
 			if filter != nil {
 				if err := filter.Apply(&hdr, b); err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
 			}
+			tl.sel.Pick(b)
 			if err := tl.addBatch(b); err != nil {
 				return err
 			}

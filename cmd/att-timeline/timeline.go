@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -49,6 +50,7 @@ type timeline struct {
 	last   map[track]int64
 	buf    []byte
 	err    error
+	sel    *waveselect.Selector // wave IDs and dispatch IDs in the args
 }
 
 func newTimeline(w *bufio.Writer, ix *wire.Index, opt options) *timeline {
@@ -240,6 +242,16 @@ func (t *timeline) wave(wv *wire.Wave) {
 	b = argInt(b, "simd", int64(wv.SIMD))
 	b = argInt(b, "slot", int64(wv.WaveID))
 	b = argInt(b, "instructions", int64(len(wv.Instructions)))
+	if t.sel != nil {
+		info := t.sel.Describe(wv)
+		b = argStr(b, "id", info.Key.String())
+		if info.Kernel != "" {
+			b = argStr(b, "kernel", info.Kernel)
+		}
+		if info.Dispatch >= 0 {
+			b = argInt(b, "dispatch", int64(info.Dispatch))
+		}
+	}
 	if len(wv.Instructions) > 0 {
 		pc := wv.Instructions[0].PC
 		b = argStr(b, "first_pc", pcString(pc))
@@ -339,6 +351,11 @@ func (t *timeline) dispatch(d *wire.Dispatch) {
 	b = argsOpen(b)
 	b = append(b, `entry_point":`...)
 	b = wire.AppendJSONString(b, pcString(d.EntryPoint))
+	if t.sel != nil {
+		if id := t.sel.DispatchID(d); id >= 0 {
+			b = argInt(b, "dispatch", int64(id))
+		}
+	}
 	b = argInt(b, "me_id", int64(d.MEID))
 	b = argInt(b, "pipe_id", int64(d.PipeID))
 	b = argInt(b, "vgprs", int64(d.VGPRs))

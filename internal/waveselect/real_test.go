@@ -94,7 +94,7 @@ func TestRealCaptures(t *testing.T) {
 			}
 			s, _ = New(ix, Options{Dispatches: []string{"1"}})
 			readAll(t, s, paths)
-			if err := s.Check(); err == nil || !strings.Contains(err.Error(), "to dispatches 0 ") {
+			if err := s.Check(); err == nil || !strings.Contains(err.Error(), "to dispatches 0: ") {
 				t.Errorf("--dispatch 1: %v", err)
 			}
 		})

@@ -468,7 +468,7 @@ func (s *Selector) holds() string {
 		} else {
 			var ds []string
 			for _, d := range slices.Sorted(maps.Keys(s.seenDispatch)) {
-				ds = append(ds, fmt.Sprintf("%d %s (%d waves)", d, s.dispKernel[d], s.seenDispatch[d]))
+				ds = append(ds, fmt.Sprintf("%d: %s (%d waves)", d, s.dispKernel[d], s.seenDispatch[d]))
 			}
 			msg += "; to dispatches " + strings.Join(ds, ", ")
 			if n := s.waves - s.waveDisp; n > 0 {

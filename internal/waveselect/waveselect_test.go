@@ -177,7 +177,7 @@ func TestNothingMatched(t *testing.T) {
 		want string
 	}{
 		{Options{Kernels: []string{"gamma"}}, `--kernel "gamma" matched no wave; the input's 5 waves belong to kernels 2 / 0x200 (1 waves), alpha() (3 waves), beta (1 waves)`},
-		{Options{Dispatches: []string{"7"}}, "--dispatch 7 matched no wave; the input's 5 waves belong to kernels 2 / 0x200 (1 waves), alpha() (3 waves), beta (1 waves); to dispatches 0 alpha() (3 waves), 1 beta (1 waves) (1 waves to none)"},
+		{Options{Dispatches: []string{"7"}}, "--dispatch 7 matched no wave; the input's 5 waves belong to kernels 2 / 0x200 (1 waves), alpha() (3 waves), beta (1 waves); to dispatches 0: alpha() (3 waves), 1: beta (1 waves) (1 waves to none)"},
 		{Options{Wave: "se0.cu0.simd0.slot0@101"}, "--wave se0.cu0.simd0.slot0@101: no such wave in the input"},
 	} {
 		s, _ := New(testIndex(), c.opt)
