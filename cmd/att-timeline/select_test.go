@@ -20,7 +20,7 @@ import (
 func selectStream(t *testing.T) (idx, stream string) {
 	dir := t.TempDir()
 	ix := &wire.Index{
-		Rows: []wire.Row{{CodeObj: 1, Vaddr: 0x100, Size: 4, Text: "s_nop 0", Line: 1}, {CodeObj: 1, Vaddr: 0x200, Size: 4, Text: "s_endpgm", Line: 2}},
+		Rows:    []wire.Row{{CodeObj: 1, Vaddr: 0x100, Size: 4, Text: "s_nop 0", Line: 1}, {CodeObj: 1, Vaddr: 0x200, Size: 4, Text: "s_endpgm", Line: 2}},
 		Kernels: []wire.Kernel{{Address: 0x100, CodeObj: 1, Name: "first"}, {Address: 0x200, CodeObj: 1, Name: "second"}},
 	}
 	var b bytes.Buffer
