@@ -205,6 +205,7 @@ func (r *rdna) read() error {
 		return err
 	}
 	fast := r.fastEnd()
+	table := r.table
 	for {
 		if r.ntoken++; r.ntoken&0xFFFF == 0 {
 			if err := r.ctx.Err(); err != nil {
@@ -255,7 +256,7 @@ func (r *rdna) read() error {
 			}
 			r.extSkip = false
 		}
-		e := r.table[w&0xFF]
+		e := table[w&0xFF]
 		if e.typ == rNop {
 			if w == 0 && r.ps.old && r.gen <= 11 && r.eof && r.pos%8 == 0 && (r.bufOff+int64(len(r.buf)))*8-r.pos < 64+72 {
 				// 0.1.6 takes 64 zero bits at a byte boundary
@@ -266,9 +267,8 @@ func (r *rdna) read() error {
 			r.pos += 4
 			continue
 		}
-		if e.tw != 0 {
-			r.clock += int64(w >> e.tb & (1<<e.tw - 1))
-		}
+		// (A width of 0 adds 0; the shift counts are below 64.)
+		r.clock += int64(w >> (e.tb & 63) & (1<<(e.tw&63) - 1))
 		switch e.typ {
 		case rTime:
 			r.clock += 4
