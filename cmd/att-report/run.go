@@ -9,8 +9,8 @@ import (
 
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
-	"github.com/attkit/attkit/internal/hidden"
 	"github.com/attkit/attkit/internal/jq"
+	"github.com/attkit/attkit/internal/report"
 	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -38,10 +38,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, done := env.Parse(&f, "Write a self-contained HTML report of decoded waves: kernels, ISA beside source with cycle bars, occupancy, wave durations, hottest instructions.", args); done {
 		return code
 	}
-	return env.Fail(report(env, &f))
+	return env.Fail(makeReport(env, &f))
 }
 
-func report(env *cli.Env, f *flags) error {
+func makeReport(env *cli.Env, f *flags) error {
 	if f.Run != nil && f.MergeRuns {
 		return cli.Errorf(cli.ExitUsage, "--run and --merge-runs exclude each other")
 	}
@@ -66,35 +66,25 @@ func report(env *cli.Env, f *flags) error {
 	if err != nil {
 		return err
 	}
-	an := hidden.New(hidden.Options{Matrix: hidden.MatrixPCs(ix)})
-	defer an.Close()
-	c := newCollector(ix, sel)
+	rep := report.New(ix, sel)
+	defer rep.Close()
 	prog := cli.ProgressWanted(f.Progress, env.Stderr)
-	if err := readStreams(env, f, c, an, sel, filter, prog); err != nil {
+	if err := readStreams(env, f, rep, sel, filter, prog); err != nil {
 		return err
 	}
-	res, err := an.Result()
-	if err != nil {
-		return err
-	}
-	if err := checkIndex(env, f.Index, ix, c); err != nil {
+	if err := checkIndex(env, f.Index, ix, rep); err != nil {
 		return err
 	}
 	title := f.Title
 	if title == "" {
 		title = "attkit report: " + strings.Join(inputNames(f.Streams), " ")
 	}
-	d, err := c.data(res.ByPC, sourceFinder(f.SourceDir))
+	d, err := rep.Data(report.Meta{Title: title, Producer: "att-report " + cli.Version(),
+		Inputs: inputNames(f.Streams), Index: f.Index, SourceDirs: f.SourceDir})
 	if err != nil {
 		return err
 	}
-	d.Title = title
-	d.Producer = "att-report " + cli.Version()
-	d.Inputs = inputNames(f.Streams)
-	if f.Index != "" {
-		d.Index = f.Index
-	}
-	write := func(w io.Writer) error { return writePage(w, d) }
+	write := func(w io.Writer) error { return report.WritePage(w, d) }
 	if f.Output != "" {
 		return cli.WriteFileAtomic(f.Output, write)
 	}
@@ -111,7 +101,7 @@ func inputNames(paths []string) []string {
 // readStreams reads every input into c and an, as att-stats folds them:
 // one part per header (one shader engine's trace), runs kept apart unless
 // --merge-runs, other runs skipped with --run.
-func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, sel *waveselect.Selector, filter *jq.Filter, prog bool) error {
+func readStreams(env *cli.Env, f *flags, rep *report.Report, sel *waveselect.Selector, filter *jq.Filter, prog bool) error {
 	paths := inputNames(f.Streams)
 	inputs := waveselect.NewInputs(env.Open)
 	defer inputs.Close()
@@ -123,11 +113,10 @@ func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, sel 
 	if err := sel.FirstPass(inputs, paths, skip, jqf); err != nil {
 		return err
 	}
-	chk := arch.NewChecker(c.ix, f.Index, f.AnyArch)
+	chk := arch.NewChecker(rep.Index(), f.Index, f.AnyArch)
 	seen := map[int]bool{}
 	chosen := -1 // the run reported, without --merge-runs
 	var rd *wire.Reader
-	se := -1 // the analyzer's key of the current part
 	var waves, insts int64
 	for _, p := range paths {
 		in, name, err := inputs.Open(p)
@@ -153,13 +142,6 @@ func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, sel 
 				sel.BeginPart(h)
 				r := h.Trace.Run
 				seen[r] = true
-				if se >= 0 {
-					if err := an.EndSE(se); err != nil {
-						in.Close()
-						return err
-					}
-				}
-				se++
 				active = false
 				if f.Run != nil && r != *f.Run {
 					continue
@@ -174,7 +156,10 @@ func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, sel 
 					chosen = r
 				}
 				active = true
-				c.startPart(h)
+				if err := rep.Header(h); err != nil {
+					in.Close()
+					return err
+				}
 				continue
 			}
 			if !active {
@@ -182,14 +167,7 @@ func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, sel 
 			}
 			b := rd.Batch()
 			sel.Select(b)
-			switch b.Type {
-			case wire.TypeInstOtherSIMD:
-				an.AddOther(se, b.OtherSIMD)
-			case wire.TypeOccupancy:
-				c.addOccupancy(b.Occupancy)
-			case wire.TypeGFXIP:
-				c.gfxip(b.GFXIP)
-			case wire.TypeWave:
+			if b.Type == wire.TypeWave {
 				if filter != nil {
 					if err := filter.Apply(rd.Header(), b); err != nil {
 						in.Close()
@@ -198,15 +176,13 @@ func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, sel 
 				}
 				sel.Pick(b)
 				for i := range b.Waves {
-					w := &b.Waves[i]
-					c.addWave(w)
-					if err := an.AddWave(se, w); err != nil {
-						in.Close()
-						return err
-					}
 					waves++
-					insts += int64(len(w.Instructions))
+					insts += int64(len(b.Waves[i].Instructions))
 				}
+			}
+			if err := rep.Batch(b); err != nil {
+				in.Close()
+				return err
 			}
 		}
 		in.Close()
@@ -214,7 +190,7 @@ func readStreams(env *cli.Env, f *flags, c *collector, an *hidden.Analyzer, sel 
 			return err
 		}
 	}
-	if f.Run != nil && c.parts == 0 {
+	if f.Run != nil && rep.Parts() == 0 {
 		return cli.Errorf(cli.ExitFailed, "no part of the input is run %d (runs present: %s)", *f.Run, runList(seen))
 	}
 	if err := sel.Check(); err != nil {
@@ -236,17 +212,11 @@ func runList(seen map[int]bool) string {
 
 // checkIndex fails when an index was given and none of the executed PCs
 // is in it (the index of other code objects), and warns when some are not.
-func checkIndex(env *cli.Env, name string, ix *wire.Index, c *collector) error {
+func checkIndex(env *cli.Env, name string, ix *wire.Index, rep *report.Report) error {
 	if ix == nil {
 		return nil
 	}
-	var total, missing int64
-	for _, e := range c.fold.Entries() {
-		total += e.Hit
-		if !e.InIndex {
-			missing += e.Hit
-		}
-	}
+	total, missing := rep.Executed()
 	switch {
 	case missing == 0:
 		return nil

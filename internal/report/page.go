@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bufio"
@@ -22,10 +22,10 @@ var (
 // elements), so opening it makes no network request.
 const contentPolicy = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
-// writePage writes the HTML page: the data as JSON in a
+// WritePage writes the HTML page of d: the data as JSON in a
 // <script type="application/json" id="data"> element, then the script that
 // draws it.
-func writePage(w io.Writer, d *pageData) error {
+func WritePage(w io.Writer, d *Data) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	bw.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	bw.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"" + contentPolicy + "\">\n")

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -148,26 +148,27 @@ func (o *occupancy) series() (t0 int64, width uint64, avg []float64, peak float6
 	return o.t0, o.w, avg, peak
 }
 
-// The page's data, as the JSON the page's script reads.
-type pageData struct {
-	Title    string     `json:"title"`
-	Producer string     `json:"producer"`
-	Inputs   []string   `json:"inputs"`
-	Index    string     `json:"index,omitempty"`
-	Arch     string     `json:"arch,omitempty"`
-	Kernels  []kernelJS `json:"kernels"`
+// Data is the page's data, the JSON document its script reads.
+type Data struct {
+	Title    string   `json:"title"`
+	Producer string   `json:"producer"`
+	Inputs   []string `json:"inputs"`
+	Index    string   `json:"index,omitempty"`
+	Arch     string   `json:"arch,omitempty"`
+	Kernels  []Kernel `json:"kernels"`
 	// Insts holds the PCs column by column, in kernel then address order;
 	// a kernel's PCs are Insts[First:First+Count].
-	Insts instsJS  `json:"insts"`
-	Lines linesJS  `json:"lines"`
-	Files []fileJS `json:"files"`
-	SEs   []seJS   `json:"ses"`
+	Insts Insts  `json:"insts"`
+	Lines Lines  `json:"lines"`
+	Files []File `json:"files"`
+	SEs   []SE   `json:"ses"`
 	// Top is the hottest PCs by exposed cycles, then total, then hits:
 	// indices into Insts.
 	Top []int `json:"top"`
 }
 
-type kernelJS struct {
+// A Kernel is one kernel's summary, with where its PCs and lines are.
+type Kernel struct {
 	Name      string  `json:"name"`
 	CodeObj   uint64  `json:"codeobj"`
 	Waves     int64   `json:"waves"`
@@ -191,7 +192,8 @@ type kernelJS struct {
 	Hist []waveselect.Bin `json:"hist"`
 }
 
-type instsJS struct {
+// Insts holds every PC of the report, one slice per column.
+type Insts struct {
 	CodeObj []uint64 `json:"codeobj"`
 	Addr    []uint64 `json:"addr"`
 	Text    []string `json:"text"`
@@ -201,27 +203,28 @@ type instsJS struct {
 	Src []int `json:"src"`
 	// Chain is the DWARF inline chain (wire.Row.Inline) as an index into
 	// Chains, -1 when the index has none.
-	Chain   []int       `json:"chain"`
-	Line    []int       `json:"line"`
-	Hit     []int64     `json:"hit"`
-	Latency []int64     `json:"latency"`
-	Stall   []int64     `json:"stall"`
-	Idle    []int64     `json:"idle"`
-	Exposed []int64     `json:"exposed"`
-	Hidden  []int64     `json:"hidden"`
-	Srcs    []string    `json:"srcs"`
-	Chains  [][]frameJS `json:"chains"`
+	Chain   []int     `json:"chain"`
+	Line    []int     `json:"line"`
+	Hit     []int64   `json:"hit"`
+	Latency []int64   `json:"latency"`
+	Stall   []int64   `json:"stall"`
+	Idle    []int64   `json:"idle"`
+	Exposed []int64   `json:"exposed"`
+	Hidden  []int64   `json:"hidden"`
+	Srcs    []string  `json:"srcs"`
+	Chains  [][]Frame `json:"chains"`
 }
 
-type frameJS struct {
+// A Frame is one function of a DWARF inline chain.
+type Frame struct {
 	Function string `json:"function"`
 	File     string `json:"file"`
 	Line     int64  `json:"line"`
 }
 
-// linesJS is the per-source-line roll-up of each kernel: the counters of
+// Lines is the per-source-line roll-up of each kernel: the counters of
 // its PCs summed by the innermost frame of their source chain.
-type linesJS struct {
+type Lines struct {
 	File    []int    `json:"file"` // index into Files
 	Line    []int64  `json:"line"`
 	Hit     []int64  `json:"hit"`
@@ -234,13 +237,16 @@ type linesJS struct {
 	Names   []string `json:"-"`   // file:line, for tests
 }
 
-type fileJS struct {
+// A File is a source file the index names, with its text when found.
+type File struct {
 	Path  string   `json:"path"`
 	Found bool     `json:"found"`
 	Text  []string `json:"text,omitempty"`
 }
 
-type seJS struct {
+// An SE is one part's waves in flight over time: average per bin of
+// Width cycles from T0.
+type SE struct {
 	SE     int       `json:"se"`
 	Run    int       `json:"run"`
 	Path   string    `json:"path"`
@@ -292,8 +298,8 @@ func sourceFinder(dirs []string) func(string) ([]byte, bool) {
 // hidden latency: kernels and their counters from rollup (by kernel), the
 // per-line roll-up of each kernel by rollup's line key (the first
 // file:line of a PC's source), the waves from the histogram.
-func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]byte, bool)) (*pageData, error) {
-	d := &pageData{}
+func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]byte, bool)) (*Data, error) {
+	d := &Data{}
 	if c.arch != 0 {
 		d.Arch = fmt.Sprintf("gfx%d", c.arch)
 	}
@@ -353,7 +359,7 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 		if name == "" {
 			name = fmt.Sprintf("code object %d, outside every kernel", g.CodeObj)
 		}
-		kj := kernelJS{Name: name, CodeObj: g.CodeObj, First: len(in.Addr), Count: len(es), LineFirst: len(ln.Line),
+		kj := Kernel{Name: name, CodeObj: g.CodeObj, First: len(in.Addr), Count: len(es), LineFirst: len(ln.Line),
 			Insts: g.Hit, Latency: g.Latency, Stall: g.Stall, Idle: g.Idle, Hidden: g.Hidden, Exposed: g.Exposed}
 		if h := hists[g.Key]; h != nil && g.Key != "" {
 			kj.setWaves(h)
@@ -375,9 +381,9 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 			chain := -1
 			if fr := chainOf[e.PC]; len(fr) > 0 {
 				chain = len(in.Chains)
-				js := make([]frameJS, len(fr))
+				js := make([]Frame, len(fr))
 				for i, f := range fr {
-					js[i] = frameJS{f.Function, f.File, f.Line}
+					js[i] = Frame{f.Function, f.File, f.Line}
 				}
 				in.Chains = append(in.Chains, js)
 			}
@@ -390,7 +396,7 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 					if !ok {
 						fi = len(d.Files)
 						fileIdx[file] = fi
-						d.Files = append(d.Files, fileJS{Path: file})
+						d.Files = append(d.Files, File{Path: file})
 					}
 					l = len(ln.Line)
 					lineOf[key] = l
@@ -436,7 +442,7 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 		if hists[h.Kernel] == nil {
 			continue
 		}
-		kj := kernelJS{Name: h.Kernel, First: len(in.Addr), LineFirst: len(ln.Line)}
+		kj := Kernel{Name: h.Kernel, First: len(in.Addr), LineFirst: len(ln.Line)}
 		if kj.Name == "" {
 			kj.Name = "(waves of no kernel)"
 		}
@@ -456,7 +462,7 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 		f.Text = strings.Split(strings.TrimSuffix(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n"), "\n")
 	}
 	for _, p := range c.ses {
-		s := seJS{SE: p.SE, Run: p.Run, Path: p.Path, Waves: p.waves, Source: "occupancy"}
+		s := SE{SE: p.SE, Run: p.Run, Path: p.Path, Waves: p.waves, Source: "occupancy"}
 		o := &p.occ
 		if !p.hasOcc {
 			s.Source, o = "waves", &p.waveOcc
@@ -464,7 +470,7 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 		s.T0, s.Width, s.Avg, s.Peak = o.series()
 		d.SEs = append(d.SEs, s)
 	}
-	slices.SortStableFunc(d.SEs, func(a, b seJS) int {
+	slices.SortStableFunc(d.SEs, func(a, b SE) int {
 		if a.Run != b.Run {
 			return a.Run - b.Run
 		}
@@ -473,7 +479,7 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 	return d, nil
 }
 
-func (k *kernelJS) setWaves(h *waveselect.KernelHistogram) {
+func (k *Kernel) setWaves(h *waveselect.KernelHistogram) {
 	k.Waves, k.Cycles, k.Negative = h.Waves, h.Sum, h.Negative
 	k.MinWave, k.MaxWave = h.Min, h.Max
 	k.MeanWave = math.Round(h.Mean()*10) / 10
@@ -483,7 +489,7 @@ func (k *kernelJS) setWaves(h *waveselect.KernelHistogram) {
 // topPCs returns the indices of the n PCs with the most exposed cycles,
 // then total cycles (latency + idle), then hits (att-stats --format top's
 // order), first PC first on ties; PCs without hits are left out.
-func topPCs(in *instsJS, n int) []int {
+func topPCs(in *Insts, n int) []int {
 	var idx []int
 	for i := range in.Addr {
 		if in.Hit[i] > 0 {
