@@ -123,7 +123,7 @@ func TestAttToolBadInputs(t *testing.T) {
 		{"missing", []string{filepath.Join(tmp, "nope.att")}, "att-tool: Input does not exist: " + filepath.Join(tmp, "nope.att") + "\n", 1},
 		{"unsupported", []string{other}, "att-tool: Unsupported input type: " + other + ". Expected .att, code.json, or a code object (.out, .co, .hsaco).\n", 1},
 		{"nothing", []string{empty}, "att-tool: No .att files, code.json, or code object files were provided or discovered.\n", 1},
-		{"bad formats", []string{"--formats", "jsn,xml,jsn", "testdata/sample"}, "att-tool: Unsupported output format(s): jsn, xml. Expected one or more of: csv, json\n", 1},
+		{"bad formats", []string{"--formats", "jsn,xml,jsn", "testdata/sample"}, "att-tool: Unsupported output format(s): jsn, xml. Expected one or more of: csv, html, json\n", 1},
 		{"no formats", []string{"--formats", " , ", "testdata/sample"}, "att-tool: No output formats requested.\n", 1},
 		{"no inputs", nil, "att-tool: the following arguments are required: FILE\nRun 'att-tool --help' for usage.\n", 2},
 		{"bad option", []string{"--frobnicate", "x"}, "att-tool: unknown flag --frobnicate\nRun 'att-tool --help' for usage.\n", 2},

@@ -3,6 +3,7 @@ package attkit_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"html"
 	"image"
@@ -18,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/attkit/attkit/internal/report"
 )
 
 var updateReportPNG = flag.Bool("update-report-png", false, "TestReportSample: write the screenshot of the sample's report to docs/report.png")
@@ -141,4 +144,76 @@ func TestReportSample(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestAttToolHTML: att-tool --formats json,csv,html writes each run's
+// report beside its viewer folder and stats CSV (report_<folder>.html),
+// with the data att-report makes from the same records; the folders and
+// CSVs are what they are without html; the report belongs to the same
+// publish set, so a refused re-run leaves all and --force replaces all.
+func TestAttToolHTML(t *testing.T) {
+	needTools(t, "llvm-objdump-19")
+	out := t.TempDir()
+	_, stderr, code := attTool(t, nil, "-d", out, "-j", "2", "--backend", "native", "--formats", "json,csv,html", "testdata/sample")
+	if code != 0 {
+		t.Fatalf("att-tool exit %d: %s", code, stderr)
+	}
+	for _, r := range []string{"1", "2"} {
+		if !strings.Contains(stderr, "att-tool: report: "+filepath.Join(out, "report_ui_output_sample"+r+".html")+"\n") {
+			t.Errorf("stderr does not name run %s's report: %s", r, stderr)
+		}
+	}
+	// att-report on run 1's records.
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "-c", "co-index "+repoRoot(t)+"/testdata/sample/31337_1_code_object_id_1.hsaco > s.idx && "+
+		"for se in 0 1; do att-decode --backend native --index s.idx "+repoRoot(t)+"/testdata/sample/31337_1_shader_engine_${se}_1.att; done | att-report --index s.idx -o r.html")
+	cmd.Dir, cmd.Env = dir, toolEnv()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("att-report: %v\n%s", err, b)
+	}
+	data := func(path string) *report.Data {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`(?s)<script type="application/json" id="data">(.*?)</script>`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s: no data element", path)
+		}
+		var d report.Data
+		if err := json.Unmarshal(m[1], &d); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return &d
+	}
+	tool, own := data(filepath.Join(out, "report_ui_output_sample1.html")), data(filepath.Join(dir, "r.html"))
+	for what, pair := range map[string][2]any{"kernels": {tool.Kernels, own.Kernels}, "instructions": {tool.Insts, own.Insts},
+		"lines": {tool.Lines, own.Lines}, "occupancy": {tool.SEs, own.SEs}, "top": {tool.Top, own.Top}} {
+		a, _ := json.Marshal(pair[0])
+		b, _ := json.Marshal(pair[1])
+		if !bytes.Equal(a, b) || len(a) < 10 {
+			t.Errorf("%s differ between att-tool's report and att-report's:\n%.600s\n%.600s", what, a, b)
+		}
+	}
+	// A refused re-run changes nothing; --force replaces the report too.
+	page := filepath.Join(out, "report_ui_output_sample2.html")
+	old, _ := os.ReadFile(page)
+	os.WriteFile(page, []byte("stale"), 0o644)
+	if _, stderr, code := attTool(t, nil, "-d", out, "--backend", "native", "--formats", "json,csv,html", "testdata/sample"); code != 1 {
+		t.Errorf("re-run without --force: exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(page); string(b) != "stale" {
+		t.Errorf("a refused re-run replaced the report")
+	}
+	if _, stderr, code := attTool(t, nil, "-d", out, "--force", "--backend", "native", "--formats", "json,csv,html", "testdata/sample"); code != 0 {
+		t.Fatalf("re-run with --force: exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(page); !bytes.Equal(b, old) {
+		t.Errorf("--force did not write the report anew")
+	}
+	// Without the reports, the outputs are the goldens of json,csv.
+	for _, r := range []string{"1", "2"} {
+		os.Remove(filepath.Join(out, "report_ui_output_sample"+r+".html"))
+	}
+	checkGolden(t, out)
 }

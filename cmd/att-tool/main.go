@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	att-tool [-d DIR] [--lib LIB] [--formats json,csv] [--base-name NAME]
+//	att-tool [-d DIR] [--lib LIB] [--formats json,csv[,html]] [--base-name NAME]
 //	         [--no-decode-markers] [--backend auto|native|rocm] [-j N]
 //	         [--code-object ID=PATH@ADDR]… [--group PID_AGENT] [--force]
 //	         [--counters NAME,…] [--allow-duplicates] [--progress] FILE…
@@ -14,7 +14,11 @@
 // It does in one process what co-index, att-decode, att-rcv and att-stats
 // do: it indexes the code objects, decodes the shader engines of all runs
 // in parallel (-j, default the number of cores), and writes each run's
-// folder and stats CSV (runs in parallel too).
+// folder and stats CSV (runs in parallel too). --formats html adds
+// att-report's page of each run, report_ui_output_<name><run>.html, beside
+// the folder and the CSV (not inside: the folder stays the viewer's); it is
+// one output of the same publish set, so folder, CSV and page are
+// replaced together or not at all.
 //
 // Each input file is taken once: the same file under two names (given
 // twice, a folder and a file in it, a symbolic or hard link; by device and

@@ -21,6 +21,7 @@ import (
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/rcv"
+	"github.com/attkit/attkit/internal/report"
 	"github.com/attkit/attkit/internal/snapshot"
 	"github.com/attkit/attkit/internal/tracename"
 	"github.com/attkit/attkit/internal/wire"
@@ -41,8 +42,10 @@ type output struct {
 	counters []string // filenames.json counter_names
 	run      int
 	code     *code
-	dir      string      // target folder
-	csv      string      // target stats CSV ("" without csv)
+	dir      string // target folder
+	csv      string // target stats CSV ("" without csv)
+	html     string // target report page ("" without html)
+	tmpHTML  string
 	folder   *rcv.Folder // the viewer folder, one output of pipeline.set
 	tmpCSV   string
 	traces   []int // indexes into pipeline.tasks, in discovery order
@@ -61,6 +64,7 @@ type pipeline struct {
 	f      *flags
 	json   bool
 	csv    bool
+	html   bool
 	set    *publish.Set
 	tasks  []task
 	outs   []*output
@@ -72,7 +76,7 @@ type pipeline struct {
 }
 
 func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
-	wantJSON, wantCSV, err := parseFormats(f.Formats)
+	wantJSON, wantCSV, wantHTML, err := parseFormats(f.Formats)
 	if err != nil {
 		return err
 	}
@@ -81,7 +85,7 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	if err != nil {
 		return err
 	}
-	p := &pipeline{env: env, f: f, json: wantJSON, csv: wantCSV, set: publish.NewSet(f.Force),
+	p := &pipeline{env: env, f: f, json: wantJSON, csv: wantCSV, html: wantHTML, set: publish.NewSet(f.Force),
 		quiet: os.Getenv("ATT_SUPPRESS_WARNING") != ""}
 	defer func() {
 		if err != nil {
@@ -154,6 +158,9 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	for _, o := range p.outs {
 		if o.csv != "" {
 			fmt.Fprintf(env.Stderr, "%s: stats CSV: %s\n", env.Name, o.csv)
+		}
+		if o.html != "" {
+			fmt.Fprintf(env.Stderr, "%s: report: %s\n", env.Name, o.html)
 		}
 	}
 	return nil
@@ -247,6 +254,14 @@ func (p *pipeline) plan(ctx context.Context, fd *capture.Found, groups []*captur
 		if p.csv {
 			o.csv = filepath.Join(parent, "stats_"+filepath.Base(o.dir)+".csv")
 			if o.tmpCSV, err = p.set.File(o.csv); err != nil {
+				return err
+			}
+		}
+		if p.html {
+			// Beside the folder, as the stats CSV: the viewer folder
+			// stays what the viewer reads; the same set commits all.
+			o.html = filepath.Join(parent, "report_"+filepath.Base(o.dir)+".html")
+			if o.tmpHTML, err = p.set.File(o.html); err != nil {
 				return err
 			}
 		}
@@ -557,6 +572,11 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 	fo := fold.New(o.code.ix)
 	w := rcv.NewWriter(o.folder, o.code.ix, fo, rcv.Options{JSON: p.json, DecodeMarkers: !p.f.NoDecodeMarkers,
 		CounterNames: o.counters})
+	var rep *report.Report
+	if p.html {
+		rep = report.New(o.code.ix, nil)
+		defer rep.Close()
+	}
 	var rd *wire.Reader
 	for _, i := range o.traces {
 		if err := ctx.Err(); err != nil {
@@ -580,9 +600,19 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 			}
 			switch rd.Kind() {
 			case wire.KindHeader:
-				err = w.BeginTrace(rd.Header())
+				if rep != nil {
+					err = rep.Header(rd.Header())
+				}
+				if err == nil {
+					err = w.BeginTrace(rd.Header())
+				}
 			case wire.KindBatch:
-				err = w.AddBatch(rd.Batch())
+				if rep != nil {
+					err = rep.Batch(rd.Batch())
+				}
+				if err == nil {
+					err = w.AddBatch(rd.Batch())
+				}
 			}
 			if err != nil {
 				break
@@ -622,6 +652,11 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 			return fmt.Errorf("writing %s: %w", o.csv, err)
 		}
 		os.Chmod(o.tmpCSV, 0o644)
+	}
+	if rep != nil {
+		if err := p.writeReport(o, rep); err != nil {
+			return fmt.Errorf("writing %s: %w", o.html, err)
+		}
 	}
 	o.noMatch = noMatch(o.code.ix, fo, w.Stats())
 	return nil

@@ -22,7 +22,7 @@ type flags struct {
 	cli.VersionFlag
 	Dir             string   `short:"d" placeholder:"DIR" help:"Output directory: the viewer folder of a single run, or the directory that holds one ui_output_<name><run> folder per run (default: beside the traces)."`
 	Lib             string   `placeholder:"LIB" help:"Path of librocprof-trace-decoder.so (first in the lookup)."`
-	Formats         string   `default:"json,csv" placeholder:"FORMATS" help:"Comma-separated output formats: json (viewer files), csv (stats CSV); default json,csv."`
+	Formats         string   `default:"json,csv" placeholder:"FORMATS" help:"Comma-separated output formats: json (viewer files), csv (stats CSV), html (att-report's page, report_<folder>.html beside the folder); default json,csv."`
 	BaseName        string   `name:"base-name" placeholder:"NAME" help:"Base of ui_output_<NAME><run> (default: the first input's folder name)."`
 	NoDecodeMarkers bool     `name:"no-decode-markers" help:"Keep packed marker values and arrival times."`
 	Counters        []string `sep:"none" placeholder:"NAME,..." help:"Perf counters the capture was made with (rocprofv3's --att-perfcounters order; NAME or NAME:MASK): they name the viewer's Counters series. Default: those rocprofv3 recorded in <pid>_config.json beside the traces (--output-config), else none."`
@@ -112,7 +112,7 @@ func checkFlags(env *cli.Env, f *flags) (int, bool) {
 
 // parseFormats reads --formats as upstream does (python-layer §6.2):
 // case and spaces ignored, unknown names listed sorted.
-func parseFormats(s string) (json, csv bool, err error) {
+func parseFormats(s string) (json, csv, html bool, err error) {
 	var unknown []string
 	for _, p := range strings.Split(s, ",") {
 		switch p = strings.ToLower(strings.TrimSpace(p)); p {
@@ -121,6 +121,8 @@ func parseFormats(s string) (json, csv bool, err error) {
 			json = true
 		case "csv":
 			csv = true
+		case "html":
+			html = true
 		default:
 			if !slices.Contains(unknown, p) {
 				unknown = append(unknown, p)
@@ -129,12 +131,12 @@ func parseFormats(s string) (json, csv bool, err error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return false, false, upstreamf("Unsupported output format(s): %s. Expected one or more of: csv, json", strings.Join(unknown, ", "))
+		return false, false, false, upstreamf("Unsupported output format(s): %s. Expected one or more of: csv, html, json", strings.Join(unknown, ", "))
 	}
-	if !json && !csv {
-		return false, false, upstreamf("No output formats requested.")
+	if !json && !csv && !html {
+		return false, false, false, upstreamf("No output formats requested.")
 	}
-	return json, csv, nil
+	return json, csv, html, nil
 }
 
 // An upstreamError is a message of att_tool.py, word for word

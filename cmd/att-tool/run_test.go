@@ -8,17 +8,19 @@ import (
 
 func TestParseFormats(t *testing.T) {
 	for _, tc := range []struct {
-		in        string
-		json, csv bool
-		err       string
+		in              string
+		json, csv, html bool
+		err             string
 	}{
-		{"json,csv", true, true, ""},
-		{" CSV ", false, true, ""},
-		{"json,,", true, false, ""},
-		{"xml,jsn,xml", false, false, "Unsupported output format(s): jsn, xml. Expected one or more of: csv, json"},
-		{" , ", false, false, "No output formats requested."},
+		{"json,csv", true, true, false, ""},
+		{" CSV ", false, true, false, ""},
+		{"json,,", true, false, false, ""},
+		{"json,csv,HTML", true, true, true, ""},
+		{"html", false, false, true, ""},
+		{"xml,jsn,xml", false, false, false, "Unsupported output format(s): jsn, xml. Expected one or more of: csv, html, json"},
+		{" , ", false, false, false, "No output formats requested."},
 	} {
-		j, c, err := parseFormats(tc.in)
+		j, c, h, err := parseFormats(tc.in)
 		if msg := ""; err != nil {
 			msg = err.Error()
 			if msg != tc.err {
@@ -26,8 +28,8 @@ func TestParseFormats(t *testing.T) {
 			}
 			continue
 		}
-		if tc.err != "" || j != tc.json || c != tc.csv {
-			t.Errorf("%q: json %v csv %v, want %v %v (error %q)", tc.in, j, c, tc.json, tc.csv, tc.err)
+		if tc.err != "" || j != tc.json || c != tc.csv || h != tc.html {
+			t.Errorf("%q: json %v csv %v html %v, want %v %v %v (error %q)", tc.in, j, c, h, tc.json, tc.csv, tc.html, tc.err)
 		}
 	}
 }
