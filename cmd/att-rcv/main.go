@@ -5,7 +5,7 @@
 // Usage:
 //
 //	att-rcv -d DIR [--index FILE] [--formats json,csv] [--no-decode-markers]
-//	        [--counters NAME,…] [--force] [STREAM…]
+//	        [--counters NAME,…] [--kernel GLOB]… [--dispatch N]… [--force] [STREAM…]
 //	att-rcv --check -d DIR
 //
 // Each STREAM is a record stream from att-decode, or its JSON projection
@@ -36,6 +36,15 @@
 // would drop (most of them silently) and every broken cross-reference
 // (wave files listed in filenames.json, code.json line numbers, kernel
 // names, snapshot files).
+//
+// --kernel GLOB and --dispatch N write only the waves of those kernels or
+// dispatches (wave files, their counters in code.json and the CSV); every
+// other record (occupancy, events, perf counters, …) is written whole. A
+// wave belongs to the kernel whose index range holds its first PC, else to
+// its dispatch's, and to the Nth DISPATCH record (from 0) of its trace on
+// its queue (internal/waveselect, as att-stats and att-timeline); a
+// selection that matches nothing is an error (exit 1, nothing written)
+// naming the kernels and dispatches present.
 //
 // Decoder warnings (INFO records) are not repeated: att-decode printed
 // them. Marker records have no viewer file.

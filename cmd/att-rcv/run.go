@@ -14,6 +14,7 @@ import (
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/rcv"
+	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -22,6 +23,7 @@ var exit = os.Exit
 
 type flags struct {
 	cli.VersionFlag
+	selectFlags
 	Dir             string   `short:"d" required:"" placeholder:"DIR" help:"Output folder (the viewer opens it)."`
 	Index           string   `placeholder:"FILE" help:"Index of the code objects: an index stream (co-index) or a code.json."`
 	Formats         []string `default:"json,csv" sep:"none" placeholder:"F" help:"Comma-separated outputs: json (viewer files), csv (stats_<DIR name>.csv next to DIR); default json,csv."`
@@ -111,10 +113,17 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	}
 	run := 0
 	chk := arch.NewChecker(ix, f.Index, f.AnyArch)
+	sel, err := waveselect.New(ix, waveselect.Options{Kernels: f.Kernel, Dispatches: f.Dispatch})
+	if err != nil {
+		return err
+	}
 	for _, s := range streams {
-		if err := readStream(env, s, w, &run, chk); err != nil {
+		if err := readStream(env, s, w, &run, chk, sel); err != nil {
 			return err
 		}
+	}
+	if err := sel.Check(); err != nil {
+		return err
 	}
 	if err := w.Finish(); err != nil {
 		return err
@@ -144,7 +153,7 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 
 // readStream feeds one stream (all its parts) to w. run holds the run of
 // the streams read so far (0 until one names it): att-rcv writes one run.
-func readStream(env *cli.Env, path string, w *rcv.Writer, run *int, chk *arch.Checker) error {
+func readStream(env *cli.Env, path string, w *rcv.Writer, run *int, chk *arch.Checker, sel *waveselect.Selector) error {
 	in, name, err := env.Open(path)
 	if err != nil {
 		return err
@@ -166,10 +175,12 @@ func readStream(env *cli.Env, path string, w *rcv.Writer, run *int, chk *arch.Ch
 				}
 				*run = r
 			}
+			sel.BeginPart(h)
 			if err := w.BeginTrace(h); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		case wire.KindBatch:
+			sel.Select(rd.Batch())
 			if err := w.AddBatch(rd.Batch()); err != nil {
 				return err
 			}

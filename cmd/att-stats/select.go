@@ -11,7 +11,7 @@ import (
 
 // selectFlags choose the waves folded (internal/waveselect).
 type selectFlags struct {
-	Kernel   []string `help:"Fold only the waves of the kernels matching this glob (path.Match: * ? [..]; repeatable): the kernel whose code range holds a wave's first PC, else its dispatch's. Kernels the index does not name are \"<code object> / 0x<entry>\"." placeholder:"GLOB" sep:"none"`
+	Kernel   []string `help:"Fold only the waves of the kernels matching this glob (path.Match: * ? [..], where * spans / too; repeatable): the kernel whose code range holds a wave's first PC, else its dispatch's. Kernels the index does not name are \"<code object> / 0x<entry>\"." placeholder:"GLOB" sep:"none"`
 	Dispatch []string `help:"Fold only the waves launched by dispatch N of each trace (0-based position of its DISPATCH record; repeatable)." placeholder:"N" sep:"none"`
 	Wave     string   `help:"Fold one wave: slowest or fastest (by end - begin, ties to the first in stream order; the input is read twice, standard input through a temporary copy), or an ID se<SE>.cu<CU>.simd<SIMD>.slot<SLOT>@<BEGIN> (as --format histogram and att-timeline show)." placeholder:"slowest|fastest|ID"`
 

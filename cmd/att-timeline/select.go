@@ -11,7 +11,7 @@ import (
 
 // selectFlags choose the waves shown (internal/waveselect).
 type selectFlags struct {
-	Kernel   []string `help:"Show only the waves of the kernels matching this glob (path.Match: * ? [..]; repeatable): the kernel whose code range holds a wave's first PC, else its dispatch's (a wave slice's args.kernel). Other records stay." placeholder:"GLOB" sep:"none"`
+	Kernel   []string `help:"Show only the waves of the kernels matching this glob (path.Match: * ? [..], where * spans / too; repeatable): the kernel whose code range holds a wave's first PC, else its dispatch's (a wave slice's args.kernel). Other records stay." placeholder:"GLOB" sep:"none"`
 	Dispatch []string `help:"Show only the waves launched by dispatch N of each trace (0-based position of its DISPATCH record, a dispatch instant's args.dispatch; repeatable)." placeholder:"N" sep:"none"`
 	Wave     string   `help:"Show one wave: slowest or fastest (by end - begin, ties to the first in stream order; the input is read twice, standard input through a temporary copy), or the wave of an ID (a wave slice's args.id: se<SE>.cu<CU>.simd<SIMD>.slot<SLOT>@<BEGIN>)." placeholder:"slowest|fastest|ID"`
 }

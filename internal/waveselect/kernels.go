@@ -65,8 +65,10 @@ func NewKernels(ix *wire.Index) *Kernels {
 	for i := range ix.Rows {
 		r := &ix.Rows[i]
 		if r.Kind == wire.RowFunction {
-			if _, ok := seen[r.PC()]; !ok {
+			if i, ok := seen[r.PC()]; !ok {
 				add(r.PC(), r.Source, "")
+			} else if e := &entries[i]; e.alias == "" && r.Source != e.name {
+				e.alias = r.Source // the label's (symbol) name, matched too
 			}
 			continue
 		}

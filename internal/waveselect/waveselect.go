@@ -64,7 +64,7 @@ import (
 
 // Options are the selection flags.
 type Options struct {
-	Kernels    []string // --kernel: globs (path.Match syntax) on kernel names
+	Kernels    []string // --kernel: globs (path.Match syntax, * also matching /) on kernel names
 	Dispatches []string // --dispatch: dispatch IDs (non-negative integers)
 	Wave       string   // --wave: "", "slowest", "fastest" or a wave ID
 }
@@ -283,7 +283,7 @@ func (s *Selector) match(kernel string, disp int, note bool) bool {
 		ok = false
 		r := s.kernelRange(kernel)
 		for i, g := range s.globs {
-			if m, _ := path.Match(g, kernel); m || r != nil && r.alias != "" && matchAlias(g, r.alias) {
+			if matchName(g, kernel) || r != nil && r.alias != "" && matchName(g, r.alias) {
 				ok = true
 				if note {
 					s.globHit[i] = true
@@ -301,7 +301,13 @@ func (s *Selector) match(kernel string, disp int, note bool) bool {
 	return ok
 }
 
-func matchAlias(g, alias string) bool { m, _ := path.Match(g, alias); return m }
+// matchName matches a kernel name against a --kernel glob: path.Match,
+// but with "/" an ordinary character, so that * spans it (C++ names and
+// the default names "1 / 0x1e00" hold slashes).
+func matchName(g, name string) bool {
+	m, _ := path.Match(strings.ReplaceAll(g, "/", "\x00"), strings.ReplaceAll(name, "/", "\x00"))
+	return m
+}
 
 // kernelRange finds the range named kernel, for its other name; ranges are
 // few, so a scan is fine, but only when a glob missed the shown name.

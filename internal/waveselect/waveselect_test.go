@@ -150,6 +150,7 @@ func TestSelect(t *testing.T) {
 		{Options{Kernels: []string{"alpha*"}}, "se0.cu0.simd0.slot0@100 se0.cu0.simd0.slot1@120 se1.cu1.simd0.slot0@100"},
 		{Options{Kernels: []string{"_Z5*"}}, "se0.cu0.simd0.slot0@100 se0.cu0.simd0.slot1@120 se1.cu1.simd0.slot0@100"},
 		{Options{Kernels: []string{"beta", "2 / 0x200"}}, "se0.cu0.simd1.slot0@110 se0.cu0.simd2.slot0@5"},
+		{Options{Kernels: []string{"2*0x2??"}}, "se0.cu0.simd2.slot0@5"},
 		{Options{Dispatches: []string{"1"}}, "se0.cu0.simd1.slot0@110"},
 		{Options{Dispatches: []string{"0"}}, "se0.cu0.simd0.slot0@100 se0.cu0.simd0.slot1@120 se1.cu1.simd0.slot0@100"},
 		{Options{Dispatches: []string{"0"}, Kernels: []string{"beta"}}, ""},
