@@ -9,7 +9,8 @@
 //	att-tool [-d DIR] [--lib LIB] [--formats json,csv[,html]] [--base-name NAME]
 //	         [--no-decode-markers] [--backend auto|native|rocm] [-j N]
 //	         [--code-object ID=PATH@ADDR]… [--group PID_AGENT] [--force]
-//	         [--counters NAME,…] [--allow-duplicates] [--progress] FILE…
+//	         [--counters NAME,…] [--allow-duplicates] [--source DIR]
+//	         [--keep-going] [--progress] FILE…
 //
 // It does in one process what co-index, att-decode, att-rcv and att-stats
 // do: it indexes the code objects, decodes the shader engines of all runs
@@ -67,12 +68,27 @@
 // of another GPU than its code objects is refused, exit 3), warnings
 // (decoder INFO records, a truncated or empty trace) and error messages.
 // Decoder warnings go to stderr as "Warning: <trace>: <text>" unless
-// ATT_SUPPRESS_WARNING is set. Progress (per trace, bytes and waves) goes
-// to stderr when it is a terminal or with --progress. The folders are
+// ATT_SUPPRESS_WARNING is set. Progress goes to stderr when it is a
+// terminal or with --progress: a line as each phase starts (indexing,
+// decoding, writing, committing), then every second where it is (traces
+// decoded, bytes read, waves; runs and waves written), and a line per
+// decoded trace.
+//
+// With --keep-going a trace that fails to decode is reported and left out
+// of its run; the other traces and runs are still written (a run whose
+// traces all failed is not), and att-tool ends with exit status 1 and a
+// summary of what it skipped.
+//
+// Source snapshots (source_* files and snapshots.json, for the viewer's
+// source view) copy only regular files of at most 16 MiB: those the code
+// objects' line tables name (looked up in --source DIR too), or a
+// code.json capture's own source_* files; a symbolic link is never
+// followed out of the capture or DIR, a copy is never more readable than
+// its source, and what is skipped is named in a warning. The folders are
 // printed on stdout, one a line, when all are in place.
 //
 // Exit status: 0 ok; 1 failure (missing input, bad trace data, an output
-// that exists without --force); 2 usage (bad flags, ambiguous or duplicate
+// that exists without --force, a trace skipped by --keep-going); 2 usage (bad flags, ambiguous or duplicate
 // code object ids); 3 not a trace or an unsupported architecture; 4 the
 // ROCm library is missing with --backend rocm; 130/143 interrupted.
 package main

@@ -57,6 +57,7 @@ type task struct {
 	t    tracename.Trace
 	code *code
 	rec  string
+	err  error // the decode failed (--keep-going)
 }
 
 type pipeline struct {
@@ -87,6 +88,10 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	}
 	p := &pipeline{env: env, f: f, json: wantJSON, csv: wantCSV, html: wantHTML, set: publish.NewSet(f.Force),
 		quiet: os.Getenv("ATT_SUPPRESS_WARNING") != ""}
+	if cli.ProgressWanted(f.Progress, env.Stderr) {
+		p.prog = newProgress(env)
+		defer p.prog.stop()
+	}
 	defer func() {
 		if err != nil {
 			p.set.Abort()
@@ -113,17 +118,10 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	if err := p.plan(ctx, fd, groups); err != nil {
 		return err
 	}
-	if err := p.set.Check(); err != nil {
-		return err
-	}
 	if p.drv, err = p.newDriver(); err != nil {
 		return err
 	}
 	defer p.drv.Close()
-	if cli.ProgressWanted(f.Progress, env.Stderr) {
-		p.prog = newProgress(env, len(p.tasks))
-		defer p.prog.stop()
-	}
 	recs, err := os.MkdirTemp("", "att-tool-")
 	if err != nil {
 		return err
@@ -132,16 +130,44 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	for i := range p.tasks {
 		p.tasks[i].rec = filepath.Join(recs, strconv.Itoa(i)+".rec")
 	}
+	if p.prog != nil {
+		var bytes int64
+		for _, tk := range p.tasks {
+			if st, err := os.Stat(tk.t.Path); err == nil {
+				bytes += st.Size()
+			}
+		}
+		p.prog.traces, p.prog.runs = len(p.tasks), len(p.outs)
+		p.prog.start("decode", fmt.Sprintf("decoding %d traces (%s), %d at once", len(p.tasks), size(bytes), min(f.Jobs, len(p.tasks))))
+	}
 	if err := each(ctx, f.Jobs, len(p.tasks), func(ctx context.Context, i int) error {
-		return p.decode(ctx, &p.tasks[i])
+		tk := &p.tasks[i]
+		err := p.decode(ctx, tk)
+		var te *traceError
+		if f.KeepGoing && errors.As(err, &te) && ctx.Err() == nil {
+			// Reported now, left out of its run, summed up at the end.
+			tk.err = te.err
+			p.warn("%s: %v", env.Name, te.err)
+			return nil
+		}
+		return err
 	}); err != nil {
 		return err
 	}
-	if p.prog != nil {
-		p.prog.stop()
+	var outs []*output // those with a trace to write
+	for _, o := range p.outs {
+		if slices.ContainsFunc(o.traces, func(i int) bool { return p.tasks[i].err == nil }) {
+			outs = append(outs, o)
+		}
 	}
-	if err := each(ctx, f.Jobs, len(p.outs), func(ctx context.Context, i int) error {
-		return p.write(ctx, p.outs[i])
+	for _, o := range outs {
+		if err := p.open(o); err != nil {
+			return err
+		}
+	}
+	p.prog.start("write", fmt.Sprintf("writing %d runs", len(outs)))
+	if err := each(ctx, f.Jobs, len(outs), func(ctx context.Context, i int) error {
+		return p.write(ctx, outs[i])
 	}); err != nil {
 		return err
 	}
@@ -149,13 +175,15 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	p.prog.start("commit", fmt.Sprintf("committing %d outputs", len(outs)))
 	if err := p.set.Commit(); err != nil {
 		return err
 	}
-	for _, o := range p.outs {
+	p.prog.stop()
+	for _, o := range outs {
 		fmt.Fprintln(env.Stdout, o.dir)
 	}
-	for _, o := range p.outs {
+	for _, o := range outs {
 		if o.csv != "" {
 			fmt.Fprintf(env.Stderr, "%s: stats CSV: %s\n", env.Name, o.csv)
 		}
@@ -163,7 +191,33 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 			fmt.Fprintf(env.Stderr, "%s: report: %s\n", env.Name, o.html)
 		}
 	}
-	return nil
+	return p.skipped(len(outs))
+}
+
+// skipped sums up what --keep-going left out: an error (exit 1) when a
+// trace failed, nil when none did.
+func (p *pipeline) skipped(written int) error {
+	var bad []string
+	for _, tk := range p.tasks {
+		if tk.err != nil {
+			bad = append(bad, tk.t.Path)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	var runs []string
+	for _, o := range p.outs {
+		if o.folder == nil {
+			runs = append(runs, fmt.Sprintf("%s (all its traces failed)", o.dir))
+		}
+	}
+	msg := fmt.Sprintf("--keep-going: %d of %d traces skipped: %s; %d of %d runs written",
+		len(bad), len(p.tasks), strings.Join(bad, ", "), written, len(p.outs))
+	if len(runs) > 0 {
+		msg += ", not written: " + strings.Join(runs, ", ")
+	}
+	return cli.Errorf(cli.ExitFailed, "%s", msg)
 }
 
 // baseName is --base-name, else the name of the base input's folder, else
@@ -247,23 +301,52 @@ func (p *pipeline) plan(ctx context.Context, fd *capture.Found, groups []*captur
 		if err := p.mkdirAll(parent); err != nil {
 			return err
 		}
-		var err error
-		if o.folder, err = rcv.NewFolder(o.dir, rcv.FolderOptions{Force: p.f.Force, Set: p.set}); err != nil {
-			return err
-		}
 		if p.csv {
 			o.csv = filepath.Join(parent, "stats_"+filepath.Base(o.dir)+".csv")
-			if o.tmpCSV, err = p.set.File(o.csv); err != nil {
-				return err
-			}
 		}
 		if p.html {
 			// Beside the folder, as the stats CSV: the viewer folder
 			// stays what the viewer reads; the same set commits all.
 			o.html = filepath.Join(parent, "report_"+filepath.Base(o.dir)+".html")
-			if o.tmpHTML, err = p.set.File(o.html); err != nil {
+		}
+	}
+	// Refuse an output that holds an earlier result before decoding; the
+	// outputs themselves are made after it (open), when it is known which
+	// runs have a trace to write (--keep-going).
+	probe := publish.NewSet(p.f.Force)
+	defer probe.Abort()
+	for _, o := range p.outs {
+		if _, err := probe.Dir(o.dir); err != nil {
+			return err
+		}
+		if o.csv != "" {
+			if _, err := probe.File(o.csv); err != nil {
 				return err
 			}
+		}
+		if o.html != "" {
+			if _, err := probe.File(o.html); err != nil {
+				return err
+			}
+		}
+	}
+	return probe.Check()
+}
+
+// open makes the temporaries of an output in the pipeline's Set.
+func (p *pipeline) open(o *output) error {
+	var err error
+	if o.folder, err = rcv.NewFolder(o.dir, rcv.FolderOptions{Force: p.f.Force, Set: p.set}); err != nil {
+		return err
+	}
+	if o.csv != "" {
+		if o.tmpCSV, err = p.set.File(o.csv); err != nil {
+			return err
+		}
+	}
+	if o.html != "" {
+		if o.tmpHTML, err = p.set.File(o.html); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -346,6 +429,7 @@ func (p *pipeline) index(ctx context.Context, objects []string, fd *capture.Foun
 	if err != nil {
 		return nil, err
 	}
+	p.prog.start("index", fmt.Sprintf("indexing %d code objects", len(inputs)))
 	ix, err := codeobj.Build(ctx, inputs, codeobj.Options{
 		Objdump:  &codeobj.Objdump{},
 		Producer: "att-tool " + cli.Version(),
@@ -412,9 +496,11 @@ func (p *pipeline) codeOnly(ctx context.Context, fd *capture.Found) error {
 			return err
 		}
 	}
+	p.prog.start("commit", fmt.Sprintf("committing %d files", len(ents)))
 	if err := p.set.Commit(); err != nil {
 		return err
 	}
+	p.prog.stop()
 	fmt.Fprintln(p.env.Stdout, dir)
 	return nil
 }
@@ -513,16 +599,21 @@ func (p *pipeline) decode(ctx context.Context, tk *task) (err error) {
 	}
 	res, err := p.drv.Decode(ctx, tr, rs)
 	if err != nil {
-		return err
+		return &traceError{err}
 	}
 	if err := rs.w.Flush(); err != nil {
 		return err
 	}
-	if p.prog != nil {
-		p.prog.traceDone(tk.t.Path, res.Bytes, rs.waves)
-	}
+	p.prog.traceDone(tk.t.Path, res.Bytes, rs.waves)
 	return nil
 }
+
+// A traceError is a trace that failed to decode: with --keep-going it is
+// reported and left out, the other traces still written.
+type traceError struct{ err error }
+
+func (e *traceError) Error() string { return e.err.Error() }
+func (e *traceError) Unwrap() error { return e.err }
 
 // recSink writes a trace's records into its record file, counting waves.
 type recSink struct {
@@ -583,6 +674,9 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 			return err
 		}
 		tk := &p.tasks[i]
+		if tk.err != nil {
+			continue // --keep-going: reported, left out
+		}
 		in, err := os.Open(tk.rec)
 		if err != nil {
 			return err
@@ -607,11 +701,15 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 					err = w.BeginTrace(rd.Header())
 				}
 			case wire.KindBatch:
+				b := rd.Batch()
+				if p.prog != nil && b.Type == wire.TypeWave {
+					p.prog.wavesOut.Add(int64(len(b.Waves)))
+				}
 				if rep != nil {
-					err = rep.Batch(rd.Batch())
+					err = rep.Batch(b)
 				}
 				if err == nil {
-					err = w.AddBatch(rd.Batch())
+					err = w.AddBatch(b)
 				}
 			}
 			if err != nil {
@@ -659,6 +757,9 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 		}
 	}
 	o.noMatch = noMatch(o.code.ix, fo, w.Stats())
+	if p.prog != nil {
+		p.prog.written.Add(1)
+	}
 	return nil
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,23 +9,30 @@ import (
 	"github.com/attkit/attkit/internal/cli"
 )
 
-// progress reports the decodes on stderr: every second the traces done,
-// the bytes read and the waves decoded, and a line per finished trace.
+// progress reports every phase of a run on stderr: a line when a phase
+// starts (indexing, decoding, writing, committing), then every second
+// where the phase is (traces decoded, bytes read and waves decoded; runs
+// written and waves written), and a line per finished trace. A nil
+// *progress reports nothing.
 type progress struct {
-	env         *cli.Env
-	total       int
-	done, bytes atomic.Int64
-	waves       atomic.Int64
+	env *cli.Env
+
+	traces, runs int // totals of the decode and write phases
+	// decode
+	done, bytes, waves atomic.Int64
+	// write
+	written, wavesOut atomic.Int64
 
 	mu      sync.Mutex
-	shown   bool // a \r line is on the terminal
+	phase   string // "" before the first phase
+	shown   bool   // a \r line is on the terminal
 	stopped bool
 	quit    chan struct{}
 	exited  chan struct{}
 }
 
-func newProgress(env *cli.Env, total int) *progress {
-	p := &progress{env: env, total: total, quit: make(chan struct{}), exited: make(chan struct{})}
+func newProgress(env *cli.Env) *progress {
+	p := &progress{env: env, quit: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
 		defer close(p.exited)
 		t := time.NewTicker(time.Second)
@@ -37,9 +43,10 @@ func newProgress(env *cli.Env, total int) *progress {
 				return
 			case <-t.C:
 				p.mu.Lock()
-				fmt.Fprintf(env.Stderr, "\r%s: decoding: %d of %d traces done, %.1f MB read, %d waves",
-					env.Name, p.done.Load(), p.total, float64(p.bytes.Load())/1e6, p.waves.Load())
-				p.shown = true
+				if line := p.status(); line != "" {
+					fmt.Fprintf(env.Stderr, "\r%s: %s", env.Name, line)
+					p.shown = true
+				}
 				p.mu.Unlock()
 			}
 		}
@@ -47,9 +54,40 @@ func newProgress(env *cli.Env, total int) *progress {
 	return p
 }
 
+// status is the \r line of the current phase. The caller holds p.mu.
+func (p *progress) status() string {
+	switch p.phase {
+	case "decode":
+		return fmt.Sprintf("decoding: %d of %d traces done, %.1f MB read, %d waves",
+			p.done.Load(), p.traces, float64(p.bytes.Load())/1e6, p.waves.Load())
+	case "write":
+		return fmt.Sprintf("writing: %d of %d runs done, %d of %d waves written",
+			p.written.Load(), p.runs, p.wavesOut.Load(), p.waves.Load())
+	case "":
+		return ""
+	}
+	return p.phase + "…"
+}
+
+// start begins a phase ("index", "decode", "write", "commit") and says so
+// on a line of its own.
+func (p *progress) start(phase, line string) {
+	if p == nil {
+		return
+	}
+	p.clear()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.phase = phase
+	fmt.Fprintf(p.env.Stderr, "%s: %s\n", p.env.Name, line)
+}
+
 // clear ends a \r line, so that the next message starts on its own line.
 // The caller holds no lock of p.
 func (p *progress) clear() {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.shown {
@@ -59,6 +97,9 @@ func (p *progress) clear() {
 }
 
 func (p *progress) traceDone(path string, bytes, waves int64) {
+	if p == nil {
+		return
+	}
 	p.done.Add(1)
 	p.clear()
 	p.mu.Lock()
@@ -67,6 +108,9 @@ func (p *progress) traceDone(path string, bytes, waves int64) {
 }
 
 func (p *progress) stop() {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	if p.stopped {
 		p.mu.Unlock()
@@ -77,28 +121,6 @@ func (p *progress) stop() {
 	close(p.quit)
 	<-p.exited
 	p.clear()
-}
-
-// counting counts the bytes read from a trace file; the file's other
-// methods (Stat, ReadAt, Seek) pass through for the decoders.
-type counting struct {
-	*os.File
-	prog *progress
-	n    atomic.Int64
-}
-
-func (c *counting) Read(b []byte) (int, error) {
-	n, err := c.File.Read(b)
-	c.n.Add(int64(n))
-	c.prog.bytes.Add(int64(n))
-	return n, err
-}
-
-func (c *counting) ReadAt(b []byte, off int64) (int, error) {
-	n, err := c.File.ReadAt(b, off)
-	c.n.Add(int64(n))
-	c.prog.bytes.Add(int64(n))
-	return n, err
 }
 
 // size formats a byte count for people.
