@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestInterruptedOutputs interrupts att-decode -o, att-stats -o and
-// co-index -o (real processes, SIGINT and SIGTERM) while they read a pipe
+// TestInterruptedOutputs interrupts att-decode -o, att-stats -o,
+// att-report -o and co-index -o (real processes, SIGINT and SIGTERM) while they read a pipe
 // that the test keeps open: each exits 130 or 143, FILE keeps what it held
 // before, and no temporary stays beside it. att-decode writes into its
 // temporary while it decodes, so its interrupt finds one to remove.
@@ -35,6 +35,7 @@ func TestInterruptedOutputs(t *testing.T) {
 	}{
 		{"att-decode", []string{"--backend", "native", "--index", idx, "-"}, trace},
 		{"att-stats", []string{"--index", idx, "-"}, stream},
+		{"att-report", []string{"--index", idx, "-"}, stream},
 		{"co-index", []string{"-"}, object},
 	} {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {

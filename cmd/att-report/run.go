@@ -35,7 +35,8 @@ type flags struct {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &cli.Env{Name: "att-report", Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	var f flags
-	if code, done := env.Parse(&f, "Write a self-contained HTML report of decoded waves: kernels, ISA beside source with cycle bars, occupancy, wave durations, hottest instructions.", args); done {
+	if code, done := env.Parse(&f, "Write a self-contained HTML report of decoded waves: kernels, ISA beside source with cycle bars, occupancy, wave durations, hottest instructions.\n\n"+
+		"The page needs no network and no server: open it from a file. Its ISA listing and source lines are virtual lists (only the rows in view are in the DOM) and its charts canvases, so it stays usable at 100,000 instructions and more.", args); done {
 		return code
 	}
 	return env.Fail(makeReport(env, &f))
