@@ -319,3 +319,27 @@ func TestReportSelect(t *testing.T) {
 		t.Errorf("--kernel gamma: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// TestReportNoLabels: an index without function labels (a code.json, as
+// real captures have) makes one kernel of its code object, named as
+// waveselect names its waves' kernel, so that the waves and the PCs meet.
+func TestReportNoLabels(t *testing.T) {
+	dir := t.TempDir()
+	var ix wire.Index
+	for _, r := range twoKernels().Rows {
+		if r.Kind == wire.RowInstruction {
+			ix.Rows = append(ix.Rows, r)
+		}
+	}
+	idx := writeIndex(t, filepath.Join(dir, "k.idx"), &ix)
+	w := wire.Wave{BeginTime: 0, EndTime: 30, Instructions: []wire.Instruction{inst(0x100, 10, 2, 4), inst(0x104, 20, 0, 6)}}
+	s := writeStream(t, filepath.Join(dir, "se0.rec"), streamPart{run: 1, waves: []wire.Wave{w}})
+	r := runTool(t, nil, "--index", idx, s)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	d, _ := pageJSON(t, r.stdout)
+	if len(d.Kernels) != 1 || !strings.Contains(d.Kernels[0].Name, "0x100") || d.Kernels[0].Waves != 1 || d.Kernels[0].Insts != 2 || d.Kernels[0].Count != 5 {
+		t.Errorf("kernels %+v", d.Kernels)
+	}
+}

@@ -355,15 +355,20 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 	for gi, g := range groups {
 		es := byK[gi]
 		slices.SortStableFunc(es, func(a, b *fold.Entry) int { return fold.ComparePC(a.PC, b.PC) })
+		// The PCs before every function label (an index without labels:
+		// a code.json) are named as waveselect names their waves' kernel.
 		name := g.Key
+		if name == "" && len(es) > 0 {
+			name, _ = c.sel.Kernels().Lookup(es[0].PC)
+		}
 		if name == "" {
 			name = fmt.Sprintf("code object %d, outside every kernel", g.CodeObj)
 		}
 		kj := Kernel{Name: name, CodeObj: g.CodeObj, First: len(in.Addr), Count: len(es), LineFirst: len(ln.Line),
 			Insts: g.Hit, Latency: g.Latency, Stall: g.Stall, Idle: g.Idle, Hidden: g.Hidden, Exposed: g.Exposed}
-		if h := hists[g.Key]; h != nil && g.Key != "" {
+		if h := hists[name]; h != nil {
 			kj.setWaves(h)
-			delete(hists, g.Key)
+			delete(hists, name)
 		}
 		lineOf := map[string]int{}
 		for _, e := range es {
@@ -444,7 +449,7 @@ func (c *collector) data(hid map[wire.PC]hidden.Latency, read func(string) ([]by
 		}
 		kj := Kernel{Name: h.Kernel, First: len(in.Addr), LineFirst: len(ln.Line)}
 		if kj.Name == "" {
-			kj.Name = "(waves of no kernel)"
+			kj.Name = "(waves without instructions or dispatch)"
 		}
 		kj.setWaves(h)
 		d.Kernels = append(d.Kernels, kj)

@@ -141,7 +141,7 @@
   // Page head.
   var meta = [D.producer];
   if (D.arch) meta.push(D.arch);
-  meta.push("inputs: " + D.inputs.join(", "));
+  meta.push("inputs: " + (D.inputs.length > 6 ? D.inputs.slice(0, 6).join(", ") + ", \u2026 (" + D.inputs.length + " in all)" : D.inputs.join(", ")));
   if (D.index) meta.push("index: " + D.index);
   app.appendChild(el("header", null, [el("h1", { text: D.title }), el("div", { cls: "meta", text: meta.join(" \u00b7 ") })]));
   var main = el("main");
