@@ -115,7 +115,7 @@ var errNoLineAfter016 = errors.New("the stitcher needs the line after the last o
 // errNoLineAfter016 where 0.1.6 fails.
 func (ps *parseState) stitch(w *wave) (int, error) {
 	c := ps.cache
-	gfx9 := c.gfxip == 9
+	gfx9, gfx12 := c.gfxip == 9, c.gfxip >= 12
 	ins := w.insts
 	n := len(ins)
 	pcs := w.pcInfos
@@ -124,7 +124,26 @@ func (ps *parseState) stitch(w *wave) (int, error) {
 	}
 	i, k, fails, skippedImmed := 0, 0, 0, 0
 	var next *line
+	fast := !w.exclBarrier
 	for i < n && fails < maxStitchFails {
+		// The usual step first, as steps 1 to 10 take it: no pc_info at
+		// i, no PC, no CONTEXT, a known next line with a token that
+		// matches trivially.
+		for fast && next != nil && (i > 0 || !gfx12) && (k >= len(pcs) || pcs[k].idx > i) {
+			I, l := &ins[i], next
+			ic := uint8(I.Category)
+			if ic == catContext || ic == catUnfinished || I.PC != (wire.PC{}) || l.text == "" ||
+				l.cat == lcDontKnow || l.cat == lcSkip || !trivial(ic, l.cat) {
+				break
+			}
+			next = c.next(l)
+			I.PC = l.pc
+			fails = 0
+			l.matched = true
+			if i++; i == n {
+				return i, nil
+			}
+		}
 		// 1. Apply pc_infos.
 		for k < len(pcs) && pcs[k].idx <= i {
 			if pcs[k].idx == i {
