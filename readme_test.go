@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/attkit/attkit/internal/testutil"
 )
 
 // binDir holds the attkit binaries built for these tests.
@@ -139,8 +141,19 @@ func TestReadmeTour(t *testing.T) {
 	if err := os.Symlink(filepath.Join(repoRoot(t), "testdata"), filepath.Join(dir, "testdata")); err != nil {
 		t.Fatal(err)
 	}
+	// ../shared/real beside the repository, where the real captures are.
+	real := testutil.RealDir()
+	if real != "" {
+		if err := os.Symlink(filepath.Dir(real), filepath.Join(filepath.Dir(dir), "shared")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	outputs := map[string][]byte{}
 	for _, c := range cmds {
+		if strings.Contains(c, "../shared/real") && real == "" {
+			t.Logf("%s: skipped, the real-hardware corpus ../shared/real is absent", c)
+			continue
+		}
 		cmd := exec.Command("bash", "-c", c)
 		cmd.Dir = dir
 		cmd.Env = toolEnv()
@@ -190,6 +203,16 @@ func TestReadmeTour(t *testing.T) {
 			if len(lines) != 6 || !strings.HasPrefix(lines[0], "Rank NonHidden Total Hidden Hits CodeObj Vaddr") ||
 				!regexp.MustCompile(`^ +1 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +1 0x[0-9a-f]{10}  \S`).MatchString(lines[1]) {
 				t.Errorf("att-stats --format top: want a header and 5 ranked PCs:\n%s", out)
+			}
+		case strings.HasPrefix(c, "att-info testdata/sample"):
+			if !bytes.Contains(out, []byte("shader engines: 0, 1 of 2 carried instructions")) ||
+				!bytes.Contains(out, []byte("verdict: something to analyse")) {
+				t.Errorf("att-info on the sample:\n%s", out)
+			}
+		case strings.HasPrefix(c, "att-info ../shared/real/gfx1100_gemm_0"):
+			if !bytes.Contains(out, []byte("shader engines: 0, 1 of 6 carried instructions")) ||
+				!bytes.Contains(out, []byte("verdict: something to analyse")) {
+				t.Errorf("att-info on gfx1100_gemm_0:\n%s", out)
 			}
 		case strings.HasPrefix(c, "att-name"):
 			if !bytes.Contains(out, []byte("31337_1_shader_engine_1_2.att\t1\t2\n")) {
