@@ -287,7 +287,6 @@ type config struct {
 	bufferFrom  string
 	targetCU    *int64
 	seMask      *int64
-	seMaskKnown bool
 }
 
 // readConfig reads <pid>_config.json beside the group's traces, when

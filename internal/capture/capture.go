@@ -11,7 +11,6 @@ package capture
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,7 +26,7 @@ import (
 
 // errorf is an error of att_tool.py's words (capital letter and final
 // period included).
-func errorf(format string, args ...any) error { return errors.New(fmt.Sprintf(format, args...)) }
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // Found is what input discovery Found, in discovery order, with absolute,
 // symlink-resolved paths.
