@@ -283,10 +283,10 @@ func parseSize(s string) (int64, error) {
 // config is what rocprofv3's <pid>_config.json (--output-config) says of
 // the capture's thread trace parameters.
 type config struct {
-	bufferSize  int64 // bytes, 0 unknown
-	bufferFrom  string
-	targetCU    *int64
-	seMask      *int64
+	bufferSize int64 // bytes, 0 unknown
+	bufferFrom string
+	targetCU   *int64
+	seMask     *int64
 }
 
 // readConfig reads <pid>_config.json beside the group's traces, when
