@@ -10,7 +10,7 @@
 //	         [--no-decode-markers] [--backend auto|native|rocm] [-j N]
 //	         [--code-object ID=PATH@ADDR]… [--group PID_AGENT] [--force]
 //	         [--counters NAME,…] [--allow-duplicates] [--source DIR]
-//	         [--keep-going] [--progress] FILE…
+//	         [--keep-going] [--kernel GLOB]… [--dispatch N]… [--progress] FILE…
 //
 // It does in one process what co-index, att-decode, att-rcv and att-stats
 // do: it indexes the code objects, decodes the shader engines of all runs
@@ -86,6 +86,12 @@
 // followed out of the capture or DIR, a copy is never more readable than
 // its source, and what is skipped is named in a warning. The folders are
 // printed on stdout, one a line, when all are in place.
+//
+// --kernel GLOB and --dispatch N write only the waves of those kernels or
+// dispatches (wave files, counters, stats CSV, report), every other record
+// whole, as att-rcv and att-stats do (internal/waveselect); a selection
+// that matches no wave of any run is an error (exit 1, nothing written)
+// naming the kernels and dispatches the capture holds.
 //
 // Exit status: 0 ok; 1 failure (missing input, bad trace data, an output
 // that exists without --force, a trace skipped by --keep-going); 2 usage (bad flags, ambiguous or duplicate

@@ -24,6 +24,7 @@ import (
 	"github.com/attkit/attkit/internal/report"
 	"github.com/attkit/attkit/internal/snapshot"
 	"github.com/attkit/attkit/internal/tracename"
+	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -50,6 +51,7 @@ type output struct {
 	tmpCSV   string
 	traces   []int // indexes into pipeline.tasks, in discovery order
 	noMatch  bool  // waves ran, but no instruction is in the index
+	sel      *waveselect.Selector
 }
 
 // A task is one trace to decode into a record file.
@@ -169,6 +171,9 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	if err := each(ctx, f.Jobs, len(outs), func(ctx context.Context, i int) error {
 		return p.write(ctx, outs[i])
 	}); err != nil {
+		return err
+	}
+	if err := p.checkSelection(); err != nil {
 		return err
 	}
 	p.warnNoMatch()
@@ -661,6 +666,11 @@ func (p *pipeline) warn(format string, args ...any) {
 // traces' record files, as att-rcv and att-stats do.
 func (p *pipeline) write(ctx context.Context, o *output) error {
 	fo := fold.New(o.code.ix)
+	sel, err := waveselect.New(o.code.ix, p.f.selectOptions())
+	if err != nil {
+		return err
+	}
+	o.sel = sel
 	w := rcv.NewWriter(o.folder, o.code.ix, fo, rcv.Options{JSON: p.json, DecodeMarkers: !p.f.NoDecodeMarkers,
 		CounterNames: o.counters})
 	var rep *report.Report
@@ -694,6 +704,7 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 			}
 			switch rd.Kind() {
 			case wire.KindHeader:
+				sel.BeginPart(rd.Header())
 				if rep != nil {
 					err = rep.Header(rd.Header())
 				}
@@ -702,6 +713,7 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 				}
 			case wire.KindBatch:
 				b := rd.Batch()
+				sel.Select(b)
 				if p.prog != nil && b.Type == wire.TypeWave {
 					p.prog.wavesOut.Add(int64(len(b.Waves)))
 				}

@@ -16,10 +16,12 @@ import (
 	"github.com/attkit/attkit/internal/codeobj"
 	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/rcv"
+	"github.com/attkit/attkit/internal/waveselect"
 )
 
 type flags struct {
 	cli.VersionFlag
+	selectFlags
 	Dir             string   `short:"d" placeholder:"DIR" help:"Output directory: the viewer folder of a single run, or the directory that holds one ui_output_<name><run> folder per run (default: beside the traces)."`
 	Lib             string   `placeholder:"LIB" help:"Path of librocprof-trace-decoder.so (first in the lookup)."`
 	Formats         string   `default:"json,csv" placeholder:"FORMATS" help:"Comma-separated output formats: json (viewer files), csv (stats CSV), html (att-report's page, report_<folder>.html beside the folder); default json,csv."`
@@ -107,6 +109,9 @@ func checkFlags(env *cli.Env, f *flags) (int, bool) {
 		if _, err := codeobj.ParseInputArg(a); err != nil {
 			return usage(env, "%v", err), false
 		}
+	}
+	if _, err := waveselect.New(nil, f.selectOptions()); err != nil {
+		return usage(env, "%v", err), false
 	}
 	return 0, true
 }

@@ -484,3 +484,44 @@ func (s *Selector) holds() string {
 	}
 	return msg
 }
+
+// CheckAll is Check for one selection applied by several selectors (one
+// per output, as att-tool writes one folder per run): a --kernel pattern
+// or a --dispatch ID must match a wave of one of them, and the error
+// names what all of them read.
+func CheckAll(sels ...*Selector) error {
+	if len(sels) == 0 {
+		return nil
+	}
+	f := sels[0]
+	m := &Selector{globs: f.globs, dispatches: f.dispatches, dispOrder: f.dispOrder, wave: f.wave, key: f.key, pass: f.pass,
+		best: -1, globHit: make([]bool, len(f.globs)), dispHit: map[int]bool{},
+		seenKernel: map[string]int64{}, seenDispatch: map[int]int64{}, dispKernel: map[int]string{}}
+	for _, s := range sels {
+		for i, h := range s.globHit {
+			m.globHit[i] = m.globHit[i] || h
+		}
+		for d, h := range s.dispHit {
+			m.dispHit[d] = m.dispHit[d] || h
+		}
+		for k, n := range s.seenKernel {
+			m.seenKernel[k] += n
+		}
+		for d, n := range s.seenDispatch {
+			m.seenDispatch[d] += n
+		}
+		for d, k := range s.dispKernel {
+			if _, ok := m.dispKernel[d]; !ok {
+				m.dispKernel[d] = k
+			}
+		}
+		m.waves += s.waves
+		m.waveDisp += s.waveDisp
+		if s.found {
+			m.found, m.best, m.bestW = true, s.best, s.bestW
+		} else if m.best < 0 {
+			m.best = s.best
+		}
+	}
+	return m.Check()
+}

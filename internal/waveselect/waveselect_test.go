@@ -411,3 +411,26 @@ func isBound(v int64) bool {
 	}
 	return v >= 4 && v < 8
 }
+
+// TestCheckAll: a pattern that matches in one of several selectors passes.
+func TestCheckAll(t *testing.T) {
+	data := sampleStream(t)
+	opt := Options{Kernels: []string{"beta", "alpha*"}}
+	a, _ := New(testIndex(), opt)
+	b, _ := New(testIndex(), opt)
+	run(t, a, stream(t, part{se: 4, run: 2})) // reads no wave
+	run(t, b, data)
+	if err := CheckAll(a, b); err != nil {
+		t.Error(err)
+	}
+	if a.Check() == nil {
+		t.Error("a selector that read nothing passes alone")
+	}
+	c, _ := New(testIndex(), Options{Kernels: []string{"gamma"}})
+	d, _ := New(testIndex(), Options{Kernels: []string{"gamma"}})
+	run(t, c, data)
+	run(t, d, data)
+	if err := CheckAll(c, d); err == nil || !strings.Contains(err.Error(), "the input's 10 waves belong to kernels 2 / 0x200 (2 waves), alpha() (6 waves), beta (2 waves)") {
+		t.Errorf("CheckAll: %v", err)
+	}
+}
