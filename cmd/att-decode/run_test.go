@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/sqttgen"
 	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
@@ -270,7 +271,9 @@ func TestQuietAndWarnings(t *testing.T) {
 	cut := filepath.Join(filepath.Dir(trace), "cut.att")
 	os.WriteFile(cut, data[:0x2b], 0o644)
 	code, _, errs := runCmd(nil, "--backend", "native", "--index", index, cut)
-	if code != 0 || errs != "att-decode: warning: "+cut+": "+wire.InfoWaveIncomplete.Text()+"\n" {
+	cutWarning := sqtt.Ending{Bytes: 0x2b, InToken: true, MissingBits: 24, OpenWaves: 2}.Warning()
+	if code != 0 || errs != "att-decode: warning: "+cut+": "+wire.InfoWaveIncomplete.Text()+"\n"+
+		"att-decode: warning: "+cut+": "+cutWarning+"\n" {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 	code, _, errs = runCmd(nil, "--backend", "native", "--index", index, "-q", cut)

@@ -280,6 +280,11 @@ type Result struct {
 	Bytes  int64 // bytes of the trace read
 	Header wire.Header
 	Empty  bool // no record at all
+	// Ending tells how the trace ended (sqtt-format.md 1.7): cut inside
+	// a token (native backend only), waves still running (from the
+	// records, any backend), and its length; Decode warns when
+	// Ending.Cut(). att-info reports it.
+	Ending sqtt.Ending
 }
 
 // truncatedBelow is the data a trace holds at least after its 8-byte
@@ -325,6 +330,10 @@ func (d *Driver) Decode(ctx context.Context, t Trace, sink Sink) (Result, error)
 		BackendVersion: dec.Version(),
 		Trace:          t.Header,
 	}
+	var ending sqtt.Ending
+	if n, ok := dec.(*sqtt.Decoder); ok {
+		n.Ended = func(e sqtt.Ending) { ending = e }
+	}
 	err = dec.Decode(ctx, cr, code.Prov, s.emit)
 	res := Result{Bytes: cr.n.Load()}
 	if s.sinkErr != nil {
@@ -339,6 +348,10 @@ func (d *Driver) Decode(ctx context.Context, t Trace, sink Sink) (Result, error)
 	if n := res.Bytes; n >= 8 && n < 8+truncatedBelow {
 		d.warn(t.Name, fmt.Sprintf("truncated trace: only %d bytes after its 8-byte header (a trace buffer is written in %d-byte blocks)",
 			n-8, truncatedBelow))
+	}
+	ending.Bytes, ending.OpenWaves = res.Bytes, s.watch.Open()
+	if res.Ending = ending; ending.Cut() {
+		d.warn(t.Name, ending.Warning())
 	}
 	if !s.started {
 		res.Empty = true
@@ -359,6 +372,7 @@ type session struct {
 	hdr     wire.Header
 	started bool
 	sinkErr error
+	watch   sqtt.EndWatch // waves still running (Result.Ending)
 }
 
 func (s *session) start() error {
@@ -388,6 +402,7 @@ func (s *session) emit(b *wire.Batch) error {
 			s.d.warn(s.t.Name, v.Text())
 		}
 	}
+	s.watch.Batch(b)
 	if err := s.sink.Batch(b); err != nil {
 		s.sinkErr = err
 		return errSink

@@ -49,6 +49,11 @@ type Decoder struct {
 	// batches of 65537. The real traces of ../shared/real decode to the
 	// library's records exactly with it (real_test.go).
 	Compat016 bool
+	// Ended, when not nil, is called once a Decode has read the whole
+	// trace without an error, with how the trace ended: its length,
+	// whether it ends inside a token, how many waves were still running
+	// (sqtt-format.md 1.7). Set it on a Decoder of one Decode at a time.
+	Ended func(Ending)
 }
 
 // New returns a native decoder.
@@ -108,9 +113,17 @@ func (e *DataError) ExitCode() int { return exitcode.Failed }
 // batch passed to emit is reused: emit must copy what it keeps. An empty
 // input decodes to nothing, as the library does for a buffer of size 0.
 func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit backend.Emit) error {
+	var cr *byteCounter
+	if d.Ended != nil {
+		cr = &byteCounter{r: r}
+		r = cr
+	}
 	br := bufio.NewReaderSize(r, 256<<10)
 	head, err := br.Peek(8)
 	if len(head) == 0 && errors.Is(err, io.EOF) {
+		if d.Ended != nil {
+			d.Ended(Ending{})
+		}
 		return nil
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -139,11 +152,27 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		ps.limit = math.MaxInt
 	}
 	if arch.GFXIP != 9 {
-		return newRDNA(ctx, ps, br, arch).run() // the HEADER token is part of the stream
+		err = newRDNA(ctx, ps, br, arch).run() // the HEADER token is part of the stream
+	} else {
+		br.Discard(8)
+		err = newGFX9(ctx, ps, br, h).run()
 	}
-	br.Discard(8)
-	g := newGFX9(ctx, ps, br, h)
-	return g.run()
+	if err == nil && d.Ended != nil {
+		d.Ended(Ending{Bytes: cr.n, InToken: ps.cutBits > 0, MissingBits: ps.cutBits, OpenWaves: ps.em.watch.Open()})
+	}
+	return err
+}
+
+// byteCounter counts the bytes read through it.
+type byteCounter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *byteCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // parseState is what one parse call shares across its buffers (5.1): the
@@ -157,6 +186,7 @@ type parseState struct {
 	sentStitch     bool // INFO STITCH_INCOMPLETE
 	sentRTFreq     bool
 	old            bool // Decoder.Compat016
+	cutBits        int  // bits of the last token beyond the end of the buffer (1.7)
 }
 
 // gfxipOnce delivers the GFXIP record, once per parse call.
@@ -194,7 +224,8 @@ type emitter struct {
 	disp  [1]wire.Dispatch
 	info  [1]wire.Info
 	err   error
-	old   bool // 0.1.6 records: no events or dispatches, 0.1.6 layouts
+	old   bool     // 0.1.6 records: no events or dispatches, 0.1.6 layouts
+	watch EndWatch // waves still running (Decoder.Ended)
 }
 
 // batch delivers b, a batch of n records; an empty one is not delivered.
@@ -259,6 +290,7 @@ func (e *emitter) waveRec(w wire.Wave) error {
 }
 
 func (e *emitter) occupancy(o []wire.Occupancy) error {
+	e.watch.occupancy(o)
 	if e.old {
 		for i := range o {
 			o[i].SetWord(o[i].Word() & 1)

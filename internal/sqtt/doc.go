@@ -32,6 +32,13 @@
 // item 3; WAVE_START_EXT, DP-rate scaling, CONTEXT instructions after traps)
 // are allowed by name in the differential tests.
 //
+// Two checks of the trace itself serve every backend: CheckPlausible
+// (plausible.go) refuses a body after a valid header that is no token
+// stream, from a bounded prefix (spec 1.6), and Ending (ending.go) tells
+// how a decoded trace ended, cut inside a token or with waves still
+// running (Decoder.Ended; EndWatch counts running waves from any
+// backend's records; spec 1.7).
+//
 // Decoding streams: the trace is read through a bufio.Reader, and the
 // decoder keeps only per-wave state for the waves in flight on the target
 // CU, the running-wave table for occupancy, the instruction cache (one entry

@@ -287,6 +287,7 @@ func (g *gfx9) read() (token, bool) {
 	typ := g.buf[g.pos] & 0xF
 	n := gfx9TokenLen[typ]
 	if rem < n {
+		g.ps.cutBits = 8 * (n - rem) // the buffer ends inside a token (1.7)
 		if !g.ps.old {
 			return token{}, false
 		}

@@ -236,6 +236,7 @@ func (r *rdna) read() error {
 				// 0.1.6 reads gfx12 to the end too, bits past it as
 				// zero (A.4 item 7.10).
 				if r.gen >= 12 && !r.ps.old && r.pos+64 > total || r.pos >= total {
+					r.tailCut(total, q)
 					return nil
 				}
 			}
