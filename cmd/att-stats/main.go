@@ -124,7 +124,7 @@
 // read twice, standard input through a temporary copy that nothing can
 // outlive), or the wave of an ID se<SE>.cu<CU>.simd<SIMD>.slot<SLOT>@<BEGIN>
 // (--format histogram names the slowest and fastest wave of each kernel,
-// att-timeline shows every wave's ID); the wave chosen is named on stderr.
+// att-timeline shows every wave's ID); --progress names the wave chosen.
 //
 // --expect compares the counters with control CSVs (stats-CSV form; rows
 // of a PC add up over all files) as validate_expected does, prints each

@@ -46,12 +46,12 @@ func selection(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, paths 
 }
 
 // endSelection checks that the selection matched and names the wave
-// --wave slowest|fastest chose.
+// --wave slowest|fastest chose (with the progress report).
 func endSelection(env *cli.Env, f *flags, sel *waveselect.Selector) error {
 	if err := sel.Check(); err != nil {
 		return err
 	}
-	if w, ok := sel.Chosen(); ok && sel.TwoPass() {
+	if w, ok := sel.Chosen(); ok && sel.TwoPass() && cli.ProgressWanted(f.Progress, env.Stderr) {
 		fmt.Fprintf(env.Stderr, "%s: --wave %s: %s, kernel %s, %d cycles\n", env.Name, f.Wave, w.Key, w.Kernel, w.Duration())
 	}
 	return nil

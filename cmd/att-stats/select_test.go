@@ -130,7 +130,7 @@ func TestSelectWave(t *testing.T) {
 			b := ws[best]
 			id := fmt.Sprintf("se2.cu%d.simd%d.slot%d@%d", b.CU, b.SIMD, b.WaveID, b.BeginTime)
 			for _, in := range []string{s, "-"} {
-				r := runTool(t, data, "--index", idx, "--wave", which, "--kernel", kernel, "--format", "histogram.json", in)
+				r := runTool(t, data, "--index", idx, "--wave", which, "--kernel", kernel, "--format", "histogram.json", "--progress", in)
 				var h waveselect.JSONKernel
 				if err := json.Unmarshal([]byte(r.stdout), &h); r.code != 0 || err != nil || h.Waves != 1 || h.Slowest != id {
 					t.Errorf("--wave %s --kernel %s %s: exit %d, %+v, want %s\n%s", which, kernel, in, r.code, h, id, r.stderr)

@@ -40,12 +40,12 @@ func (f *flags) selection(env *cli.Env, ix *wire.Index, filter *jq.Filter, paths
 }
 
 // endSelection checks that the selection matched and names the wave
-// --wave slowest|fastest chose.
+// --wave slowest|fastest chose (when stderr is a terminal).
 func endSelection(env *cli.Env, f *flags, sel *waveselect.Selector) error {
 	if err := sel.Check(); err != nil {
 		return err
 	}
-	if w, ok := sel.Chosen(); ok && sel.TwoPass() {
+	if w, ok := sel.Chosen(); ok && sel.TwoPass() && cli.ProgressWanted(false, env.Stderr) {
 		fmt.Fprintf(env.Stderr, "%s: --wave %s: %s, kernel %s, %d cycles\n", env.Name, f.Wave, w.Key, w.Kernel, w.Duration())
 	}
 	return nil
