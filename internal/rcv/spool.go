@@ -44,9 +44,16 @@ func (s *spoolFile) put(p []byte) (block, error) {
 	return b, nil
 }
 
+// close closes the spool file and removes it where it still has a name:
+// Windows cannot remove an open file, so the spool made by Folder.Spool or
+// newSpool stays in its directory until now.
 func (s *spoolFile) close() {
 	if s != nil && s.f != nil {
+		name := s.f.Name()
 		s.f.Close()
+		if _, err := os.Lstat(name); err == nil {
+			os.Remove(name)
+		}
 	}
 }
 

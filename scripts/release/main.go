@@ -172,7 +172,10 @@ func pack(archive, dir string, files []entry, mtime time.Time) ([]byte, error) {
 				return nil, err
 			}
 		}
-		return buf.Bytes(), zw.Close()
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
 	}
 	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	gz.ModTime = mtime
