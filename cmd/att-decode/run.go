@@ -36,7 +36,7 @@ type flags struct {
 	Output     string   `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
 	AnyArch    bool     `name:"any-arch" help:"Decode a trace whose architecture is not that of the index's code objects (refused by default, exit 3)."`
 	Lenient    bool     `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
-	Arch       string   `name:"arch" placeholder:"GFX" help:"The trace's GPU target as its capture names it (gfx950, gfx942...): recorded in the stream header and checked against the index; a gfx9 trace's bytes do not tell MI300 from MI350."`
+	Arch       string   `name:"arch" placeholder:"GFX" help:"The trace's GPU target as its capture names it (gfx950, gfx942...): recorded in the stream header and checked against the index; a gfx9 trace's bytes do not tell MI300 from MI350 (default: the target of the rocprofv3 code objects beside the trace, checked only)."`
 	Trace      string   `arg:"" name:"TRACE" help:"The .att trace, or - for standard input."`
 }
 
@@ -70,6 +70,12 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 
 	if f.Arch != "" && arch.Major(f.Arch) == 0 {
 		return cli.Errorf(cli.ExitUsage, "--arch %q: want a GPU target such as gfx942 or gfx1100", f.Arch)
+	}
+	// A gfx9 trace's bytes do not tell its generation; a rocprofv3
+	// capture's code objects beside it do (checked, not recorded).
+	capTarget := ""
+	if f.Arch == "" && f.Trace != "-" {
+		capTarget = arch.CaptureTarget(f.Trace)
 	}
 	code := driver.NewCode(nil)
 	if f.Index != "" {
@@ -133,6 +139,7 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 			Input:  in,
 			Code:   code,
 			Read:   &read,
+			Target: capTarget,
 		}, s)
 		if err != nil {
 			// Keep the records decoded before the error: the stream then

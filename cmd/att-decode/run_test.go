@@ -528,3 +528,45 @@ func TestArchGeneration(t *testing.T) {
 		t.Errorf("--force: exit %d, want 2 (no such flag)", code)
 	}
 }
+
+// TestArchFromCapture: without --arch, a trace in a rocprofv3 capture gets
+// its generation from the code objects of its <pid>_<agent> beside it: a
+// real MI350 trace beside a gfx950 code object is refused with an MI300
+// index (on 478e79a it decoded), and decodes alone or with --any-arch.
+func TestArchFromCapture(t *testing.T) {
+	real := testutil.RealDir()
+	if real == "" {
+		t.Skip("the real-hardware corpus ../shared/real (beside the repository) is absent")
+	}
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(real, "gfx950_gemm_0", "1_1_shader_engine_0_1.att"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "7_1_shader_engine_0_1.att")
+	os.WriteFile(trace, data, 0o644)
+	var buf bytes.Buffer
+	ix := &wire.Index{Objects: []wire.CodeObject{{ID: 1, Path: "k.hsaco", Target: "gfx942"}},
+		Rows: []wire.Row{{CodeObj: 1, Vaddr: 0x1000, Size: 4, Text: "s_endpgm"}}}
+	if err := wire.WriteIndex(&buf, ix); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "gfx942.idx")
+	os.WriteFile(index, buf.Bytes(), 0o644)
+	if code, _, errs := runCmd(nil, "--backend", "native", "-q", "--index", index, trace); code != 0 {
+		t.Fatalf("no code object beside: exit %d, %s", code, errs)
+	}
+	obj, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kernels", "gfx950", "kernels_code_object_id_1.hsaco"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "7_1_code_object_id_1.hsaco"), obj, 0o644)
+	os.WriteFile(filepath.Join(dir, "8_1_code_object_id_1.hsaco"), []byte("another process's, unread"), 0o644)
+	code, out, errs := runCmd(nil, "--backend", "native", "-q", "--index", index, trace)
+	if code != 3 || out != "" || !strings.Contains(errs, "a gfx950 (MI350) trace, but the code objects are for gfx942 (MI300)") {
+		t.Errorf("gfx950 capture, gfx942 index: exit %d, stderr %q", code, errs)
+	}
+	if code, out, errs := runCmd(nil, "--backend", "native", "-q", "--any-arch", "--index", index, trace); code != 0 || out == "" {
+		t.Errorf("--any-arch: exit %d, %s", code, errs)
+	}
+}

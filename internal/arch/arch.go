@@ -18,8 +18,10 @@
 // A gfx9 trace's bytes do not name its generation (sqtt-format.md 1.2:
 // the software header's version is its writer's choice, and real MI350
 // traces carry the same 4 as older ones), so a gfx950 trace is told from
-// a gfx942 one only by its capture: att-decode --arch records the target
-// in the stream header (trace.target, docs/wire.md).
+// a gfx942 one only by its capture: the code objects rocprofv3 wrote
+// beside it for the same <pid>_<agent> (CaptureTarget, checked by
+// att-decode), or att-decode --arch, which records the target in the
+// stream header (trace.target, docs/wire.md) for the tools downstream.
 package arch
 
 import (
@@ -30,6 +32,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -241,6 +244,53 @@ func IndexTargets(ix *wire.Index, dir string) []string {
 	}
 	slices.Sort(ts)
 	return ts
+}
+
+// captureTrace matches rocprofv3's trace names, <pid>_<agent>_shader_engine_<SE>_<run>.att.
+var captureTrace = regexp.MustCompile(`(?i)^(.+)_shader_engine_[0-9]+_[0-9]+\.att$`)
+
+// CaptureTarget returns the GPU target of a trace as its rocprofv3 capture
+// tells it: the target the code objects beside it, named after the same
+// <pid>_<agent> (<pid>_<agent>_code_object_id_<N>.hsaco, .out or .co),
+// agree on; "" when the name is not rocprofv3's, no such object can be
+// read, or they name several generations. These are the code objects
+// loaded on the traced agent, so their target is the trace's GPU: what
+// the trace's own bytes do not tell for gfx9 (MI300 from MI350).
+func CaptureTarget(trace string) string {
+	m := captureTrace.FindStringSubmatch(filepath.Base(trace))
+	if m == nil {
+		return ""
+	}
+	objs, _ := filepath.Glob(filepath.Join(filepath.Dir(trace), globEscape(m[1])+"_code_object_id_*"))
+	target := ""
+	for _, o := range objs {
+		switch strings.ToLower(filepath.Ext(o)) {
+		case ".hsaco", ".out", ".co":
+		default:
+			continue
+		}
+		t := ELFTarget(o)
+		if t == "" {
+			continue
+		}
+		if target != "" && Generation(t) != Generation(target) {
+			return ""
+		}
+		target = t
+	}
+	return target
+}
+
+// globEscape quotes the characters filepath.Match treats specially.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // ELFTarget returns the target an AMDGPU code object's ELF header names,

@@ -105,3 +105,40 @@ func TestRealCodeJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureTarget: a rocprofv3 trace's target is that of the code
+// objects of its <pid>_<agent> beside it; other processes' objects, other
+// names and objects of two generations give none.
+func TestCaptureTarget(t *testing.T) {
+	dir := t.TempDir()
+	obj, err := os.ReadFile(archtest.SampleObject())
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	trace := put("4[2]_1_shader_engine_0_1.att", []byte("x"))
+	if got := CaptureTarget(trace); got != "" {
+		t.Errorf("no object: %q", got)
+	}
+	put("4[2]_1_code_object_id_1.hsaco", obj)
+	put("4[2]_1_code_object_id_2.out", []byte("not an ELF file"))
+	put("5_1_code_object_id_1.hsaco", []byte("another process"))
+	if got := CaptureTarget(trace); got != "gfx942" {
+		t.Errorf("gfx942 object: %q", got)
+	}
+	if got := CaptureTarget(put("other.att", []byte("x"))); got != "" {
+		t.Errorf("a name not rocprofv3's: %q", got)
+	}
+	mixed := append([]byte{}, obj...)
+	mixed[48] = 0x4f // EF_AMDGPU_MACH gfx950
+	put("4[2]_1_code_object_id_3.co", mixed)
+	if got := CaptureTarget(trace); got != "" {
+		t.Errorf("two generations: %q", got)
+	}
+}

@@ -270,6 +270,10 @@ type Trace struct {
 	Input io.Reader
 	// Code is the index of the trace's code objects (nil: none).
 	Code *Code
+	// Target is the trace's GPU target as its capture tells it
+	// (arch.CaptureTarget), checked against Code's like Header.Target but
+	// not recorded in the header ("" unknown).
+	Target string
 	// Read, when not nil, is added the bytes read, as they are read
 	// (progress).
 	Read *atomic.Int64
@@ -386,7 +390,11 @@ var errSink = errors.New("output failed")
 func (s *session) emit(b *wire.Batch) error {
 	if b.Type == wire.TypeGFXIP && s.hdr.Trace.GFXIP == 0 {
 		s.hdr.Trace.GFXIP = int(b.GFXIP)
-		if err := checkArch(s.t.Name, s.hdr.Trace, s.code, s.d.opt.AnyArch); err != nil {
+		tr := s.hdr.Trace
+		if tr.Target == "" {
+			tr.Target = s.t.Target
+		}
+		if err := checkArch(s.t.Name, tr, s.code, s.d.opt.AnyArch); err != nil {
 			s.sinkErr = err
 			return errSink
 		}
