@@ -11,6 +11,7 @@ import (
 
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/capture"
+	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -28,6 +29,8 @@ type traceInfo struct {
 	Waves            int64    `json:"waves"`
 	Instructions     int64    `json:"instructions"`
 	IncompleteWaves  int64    `json:"incomplete_waves"`
+	Cut              bool     `json:"cut"`
+	EndsInToken      bool     `json:"ends_in_token"`
 	Kernels          []string `json:"kernels"`
 	Dispatches       int64    `json:"dispatches"`
 	FirstCycle       *int64   `json:"first_cycle"`
@@ -38,6 +41,8 @@ type traceInfo struct {
 
 	gfxip        int
 	notTrace     bool
+	ending       sqtt.Ending
+	reported     int64 // the decoder's wave_incomplete reports
 	otherSIMD    int64
 	cus          map[int]bool
 	outside      int64 // instructions at PCs outside every index range
@@ -105,7 +110,7 @@ func (t *traceInfo) Batch(b *wire.Batch) error {
 			case wire.InfoDataLost:
 				t.DataLost = true
 			case wire.InfoWaveIncomplete:
-				t.IncompleteWaves++
+				t.reported++
 			}
 		}
 	case wire.TypeDispatch:
@@ -145,6 +150,11 @@ func (t *traceInfo) finish() {
 	// Only a shader engine whose target CU ran waves carries instruction
 	// tokens: the others give occupancy, events and dispatches only.
 	t.InstructionTrace = t.Instructions > 0 || t.otherSIMD > 0
+	// Waves still running at the end (sqtt.Ending, from the occupancy
+	// records of every CU), or those the decoder reported incomplete.
+	t.IncompleteWaves = max(int64(t.ending.OpenWaves), t.reported)
+	t.EndsInToken = t.ending.InToken
+	t.Cut = t.ending.Cut() || t.IncompleteWaves > 0
 	for k := range t.kernelSet {
 		t.Kernels = append(t.Kernels, k)
 	}
@@ -208,6 +218,7 @@ type seVerdict struct {
 type bufferVerdict struct {
 	ProbablyFull    bool     `json:"probably_full"`
 	FullTraces      []string `json:"full_traces"`
+	CutTraces       []string `json:"cut_traces"`
 	IncompleteWaves int64    `json:"incomplete_waves"`
 	DataLost        []string `json:"data_lost"`
 	ConfiguredBytes int64    `json:"configured_bytes"`
@@ -245,7 +256,7 @@ func verdict(g *capture.Group, c *code, cfg config, ts []*traceInfo) *captureInf
 	for _, t := range ts {
 		perRun[t.Run]++
 	}
-	v.Buffer.FullTraces, v.Buffer.DataLost = []string{}, []string{}
+	v.Buffer.FullTraces, v.Buffer.DataLost, v.Buffer.CutTraces = []string{}, []string{}, []string{}
 	v.Buffer.ConfiguredBytes, v.Buffer.From = cfg.bufferSize, cfg.bufferFrom
 	if cfg.bufferSize == 0 {
 		v.Buffer.ConfiguredBytes, v.Buffer.From = defaultBufferSize, "rocprofv3's default"
@@ -270,13 +281,16 @@ func verdict(g *capture.Group, c *code, cfg config, ts []*traceInfo) *captureInf
 		if t.DataLost {
 			v.Buffer.DataLost = append(v.Buffer.DataLost, t.Path)
 		}
-		// Open waves at the end of a trace that took about its share of
-		// the buffer (rocprofv3 divides it among the shader engines).
-		if t.IncompleteWaves > 0 || t.DataLost {
-			share := v.Buffer.ConfiguredBytes / int64(max(perRun[t.Run], 1))
-			if t.Bytes*10 >= share*9 || t.DataLost {
-				v.Buffer.FullTraces = append(v.Buffer.FullTraces, t.Path)
-			}
+		// Cut (open waves, or inside a token) at the end of a trace of
+		// about its share of the buffer (rocprofv3 divides it among the
+		// shader engines), or of a whole number of MiB (sqtt-format.md
+		// 1.7); data lost says the buffer overflowed too.
+		if t.Cut {
+			v.Buffer.CutTraces = append(v.Buffer.CutTraces, t.Path)
+		}
+		share := v.Buffer.ConfiguredBytes / int64(max(perRun[t.Run], 1))
+		if t.Cut && (t.Bytes*10 >= share*9 || sqtt.FullBufferSize(t.Bytes)) || t.DataLost {
+			v.Buffer.FullTraces = append(v.Buffer.FullTraces, t.Path)
 		}
 		v.CodeObjects.InstructionsOutside += t.outside
 		v.CodeObjects.WavesOutside += t.wavesOutside
@@ -380,10 +394,11 @@ func writeText(w io.Writer, v *captureInfo, ts []*traceInfo) error {
 	switch {
 	case v.Buffer.ProbablyFull:
 		fmt.Fprintf(w, "buffer: probably full (%d waves cut, %d traces)\n  fix: %s\n", v.Buffer.IncompleteWaves, len(v.Buffer.FullTraces), v.Buffer.Fix)
-	case v.Buffer.IncompleteWaves > 0:
-		fmt.Fprintf(w, "buffer: %d waves cut, in traces well below their share of the buffer\n", v.Buffer.IncompleteWaves)
+	case len(v.Buffer.CutTraces) > 0:
+		fmt.Fprintf(w, "buffer: %d traces cut (%d waves open), below their share of the buffer: cut after the capture?\n",
+			len(v.Buffer.CutTraces), v.Buffer.IncompleteWaves)
 	default:
-		fmt.Fprintln(w, "buffer: no wave cut")
+		fmt.Fprintln(w, "buffer: no trace cut")
 	}
 	if v.CodeObjects.Missing {
 		fmt.Fprintf(w, "code objects: missing\n  fix: %s\n", v.CodeObjects.Fix)

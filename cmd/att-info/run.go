@@ -226,8 +226,9 @@ func decodeTrace(ctx context.Context, drv *driver.Driver, c *code, path string, 
 	if st, err := in.Stat(); err == nil {
 		ti.Bytes = st.Size()
 	}
-	_, err = drv.Decode(ctx, driver.Trace{Name: path, Header: wire.Trace{Path: path, SE: se, Run: runN},
-		Input: in, Code: c.drv}, ti)
+	res, err := drv.Decode(ctx, driver.Trace{Name: path, Header: wire.Trace{Path: path, SE: se, Run: runN},
+		Input: in, Code: c.drv, Target: arch.CaptureTarget(path)}, ti)
+	ti.ending = res.Ending
 	switch code := exitcode.Of(err); {
 	case err == nil:
 	case errors.Is(err, context.Canceled), code == exitcode.Library:

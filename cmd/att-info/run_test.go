@@ -141,7 +141,7 @@ func TestSample(t *testing.T) {
 		wantSE, wantRun := i%2, 1+i/2 // sorted by run, then shader engine
 		if num(tr, "waves") != w || num(tr, "instructions") != n || num(tr, "dispatches") != d || w == 0 || n == 0 ||
 			num(tr, "se") != int64(wantSE) || num(tr, "run") != int64(wantRun) || tr["arch"] != "gfx9" ||
-			tr["instruction_trace"] != true || num(tr, "incomplete_waves") != 0 || tr["data_lost"] != false {
+			tr["instruction_trace"] != true || num(tr, "incomplete_waves") != 0 || tr["data_lost"] != false || tr["cut"] != false {
 			t.Errorf("%s: %v; want %d waves, %d instructions, %d dispatches, se %d run %d", p, tr, w, n, d, wantSE, wantRun)
 		}
 		if st, _ := os.Stat(p); num(tr, "bytes") != st.Size() {
@@ -212,7 +212,7 @@ func TestRealCaptures(t *testing.T) {
 				}
 				w, n, d := expected(t, rt.Expected)
 				if num(tr, "waves") != w || num(tr, "instructions") != n || num(tr, "dispatches") != d ||
-					num(tr, "se") != int64(rt.ShaderEngine) || tr["error"] != nil {
+					num(tr, "se") != int64(rt.ShaderEngine) || tr["error"] != nil || tr["cut"] != false || num(tr, "incomplete_waves") != 0 {
 					t.Errorf("%s: %v; want %d waves, %d instructions, %d dispatches", rt.File, tr, w, n, d)
 				}
 				it := tr["instruction_trace"] == true
@@ -354,7 +354,7 @@ func TestBufferFull(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
 		}
 		for _, tr := range traces {
-			if num(tr, "incomplete_waves") < 1 || len(strs(tr["warnings"])) == 0 {
+			if num(tr, "incomplete_waves") < 1 || tr["cut"] != true || len(strs(tr["warnings"])) == 0 {
 				t.Errorf("%v: a cut trace without an incomplete wave or warning: %v", c.args, tr)
 			}
 		}
