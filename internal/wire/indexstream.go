@@ -266,7 +266,7 @@ func readIndexStream(br *bufio.Reader, name string) (*Index, error) {
 			}
 			ix.Objects = append(ix.Objects, o)
 		case "row":
-			r := Row{Kind: RowKind(m.uint()), CodeObj: m.uint(), Vaddr: m.uint(), Size: m.uint(),
+			r := Row{Kind: RowKind(m.un("row", "kind", 8)), CodeObj: m.uint(), Vaddr: m.uint(), Size: m.uint(),
 				Text: m.str()}
 			r.Source, r.SourceNull = m.strOrNil()
 			r.Line, r.Hit, r.Latency, r.Stall, r.Idle = m.int(), m.int(), m.int(), m.int(), m.int()
@@ -296,10 +296,10 @@ func readIndexStream(br *bufio.Reader, name string) (*Index, error) {
 				Kind: m.str(), Name: m.str(), Source: m.str(), Vaddr: m.uint()})
 		case "funcmap_layout":
 			ix.FuncmapLayout = append(ix.FuncmapLayout, FuncmapLayout{CodeObj: m.uint(),
-				Bits: uint32(m.uint()), Shift: uint32(m.uint())})
+				Bits: uint32(m.un("funcmap_layout", "bits", 32)), Shift: uint32(m.un("funcmap_layout", "shift", 32))})
 		case "funcmap_payload":
 			ix.FuncmapPayloads = append(ix.FuncmapPayloads, FuncmapPayload{CodeObj: m.uint(),
-				MarkerID: m.uint(), Count: uint32(m.uint())})
+				MarkerID: m.uint(), Count: uint32(m.un("funcmap_payload", "count", 32))})
 		default:
 			for k := 1; k < n && m.err == nil; k++ {
 				m.any(0)

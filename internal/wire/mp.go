@@ -202,7 +202,8 @@ func (m *mpReader) uint() uint64 {
 	return 0
 }
 
-// int reads a signed integer (uint64 values above MaxInt64 wrap, as C does).
+// int reads a signed integer; a uint64 above MaxInt64 is an error, as it
+// would not encode back to the same bytes.
 func (m *mpReader) int() int64 {
 	c := m.byte1()
 	switch {
@@ -221,13 +222,70 @@ func (m *mpReader) int() int64 {
 	case c >= 0xcc && c <= 0xcf:
 		m.off--
 		m.br.UnreadByte()
-		return int64(m.uint())
+		v := m.uint()
+		if v > math.MaxInt64 {
+			m.failf("integer %d does not fit int64", v)
+			return 0
+		}
+		return int64(v)
 	}
 	if m.err == nil {
 		m.failf("expected integer, found byte 0x%02x", c)
 	}
 	return 0
 }
+
+// field wraps an error met while reading field of record rec, a value that
+// starts at byte offset off, so that it names all three.
+func (m *mpReader) field(rec, field string, off int64, before error) {
+	if before == nil && m.err != nil {
+		m.err = &FieldError{Record: rec, Field: field, Offset: off, Err: m.err}
+	}
+}
+
+// un reads field of record rec, an unsigned integer of bits bits (8, 16,
+// 32 or 64): a value that does not fit is an error, never truncated, so
+// that what is read encodes back to the bytes it came from.
+func (m *mpReader) un(rec, field string, bits uint) uint64 {
+	off, before := m.off, m.err
+	v := m.uint()
+	if m.err == nil && bits < 64 && v>>bits != 0 {
+		m.failf("%d does not fit uint%d", v, bits)
+		v = 0
+	}
+	m.field(rec, field, off, before)
+	return v
+}
+
+// in reads field of record rec, a signed integer of bits bits.
+func (m *mpReader) in(rec, field string, bits uint) int64 {
+	off, before := m.off, m.err
+	v := m.int()
+	if m.err == nil && bits < 64 {
+		if lim := int64(1) << (bits - 1); v < -lim || v >= lim {
+			m.failf("%d does not fit int%d", v, bits)
+			v = 0
+		}
+	}
+	m.field(rec, field, off, before)
+	return v
+}
+
+// A FieldError is a record field the reader could not take: a value that
+// does not fit the field's width, of the wrong kind, or cut short. Offset
+// is where the value starts in the stream.
+type FieldError struct {
+	Record string // the record type ("occupancy") or array ("wave instruction")
+	Field  string // the field's name in docs/wire.md ("cu")
+	Offset int64
+	Err    error
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s record, field %s (value at byte offset %d): %v", e.Record, e.Field, e.Offset, e.Err)
+}
+
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // arrayLen reads an array header.
 func (m *mpReader) arrayLen() int {
@@ -416,7 +474,7 @@ func (m *mpReader) fastInstructions(ins []Instruction, max int) ([]Instruction, 
 		ok := true
 		for f := range v {
 			x, n, neg := decodeIntAt(p[o:])
-			if n == 0 || neg && f != 2 && f != 3 {
+			if n == 0 || neg && f != 2 && f != 3 || !fitsInstruction(f, x, neg) {
 				ok = false
 				break
 			}
@@ -434,6 +492,24 @@ func (m *mpReader) fastInstructions(ins []Instruction, max int) ([]Instruction, 
 	m.br.Discard(off)
 	m.off += int64(off)
 	return ins, k
+}
+
+// fitsInstruction reports whether x (negative: the bits of an int64) fits
+// field f of an instruction; one that does not is left to the byte-wise
+// path, which reports it.
+func fitsInstruction(f int, x uint64, neg bool) bool {
+	switch f {
+	case 0: // category, uint8
+		return x <= math.MaxUint8
+	case 1: // stall, uint32
+		return x <= math.MaxUint32
+	case 2: // duration, int32
+		v := int64(x)
+		return neg && v >= math.MinInt32 || !neg && x <= math.MaxInt32
+	case 3: // time, int64
+		return neg || x <= math.MaxInt64
+	}
+	return true
 }
 
 // decodeIntAt decodes one msgpack integer at the start of p: its value (as

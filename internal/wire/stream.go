@@ -547,17 +547,17 @@ func (rd *Reader) readBatch() {
 	if !m.wantArray("batch", 2) {
 		return
 	}
-	t := RecordType(m.uint())
+	t := RecordType(m.un("batch", "type", 32))
 	if m.err != nil {
 		return
 	}
 	b.Reset(t)
 	switch t {
 	case TypeGFXIP:
-		b.GFXIP = m.uint()
+		b.GFXIP = m.un("gfxip", "gfxip", 64)
 		return
 	case TypeRTFrequency:
-		b.RTFrequency = m.uint()
+		b.RTFrequency = m.un("rt_frequency", "frequency", 64)
 		return
 	}
 	if !t.Known() {
@@ -583,29 +583,31 @@ func (rd *Reader) readRecords(t RecordType, n int) {
 	for i := 0; i < n && m.err == nil; i++ {
 		switch t {
 		case TypeInfo:
-			b.Info = append(b.Info, Info(m.uint()))
+			b.Info = append(b.Info, Info(m.un("info", "info", 32)))
 		case TypeOccupancy:
 			var o Occupancy
 			if m.wantArray("occupancy", nFields(TypeOccupancy)) {
-				o.PC.Address = m.uint()
-				o.PC.CodeObjectID = m.uint()
-				o.Time = m.uint()
-				o.Reserved = uint8(m.uint())
-				o.CU = uint8(m.uint())
-				o.SIMD = uint8(m.uint())
-				o.WaveID = uint8(m.uint())
-				o.SetWord(uint32(m.uint()))
+				const r = "occupancy"
+				o.PC.Address = m.un(r, "pc.address", 64)
+				o.PC.CodeObjectID = m.un(r, "pc.code_object_id", 64)
+				o.Time = m.un(r, "time", 64)
+				o.Reserved = uint8(m.un(r, "reserved", 8))
+				o.CU = uint8(m.un(r, "cu", 8))
+				o.SIMD = uint8(m.un(r, "simd", 8))
+				o.WaveID = uint8(m.un(r, "wave_id", 8))
+				o.SetWord(uint32(m.un(r, "word", 32)))
 			}
 			b.Occupancy = append(b.Occupancy, o)
 		case TypePerfEvent:
 			var p PerfEvent
 			if m.wantArray("perfevent", nFields(TypePerfEvent)) {
-				p.Time = m.int()
+				const r = "perfevent"
+				p.Time = m.in(r, "time", 64)
 				for k := range p.Events {
-					p.Events[k] = uint16(m.uint())
+					p.Events[k] = uint16(m.un(r, perfEventNames[k], 16))
 				}
-				p.CU = uint8(m.uint())
-				p.Bank = uint8(m.uint())
+				p.CU = uint8(m.un(r, "cu", 8))
+				p.Bank = uint8(m.un(r, "bank", 8))
 			}
 			b.PerfEvents = append(b.PerfEvents, p)
 		case TypeWave:
@@ -618,14 +620,15 @@ func (rd *Reader) readRecords(t RecordType, n int) {
 		case TypeEvent:
 			var e Event
 			if m.wantArray("event", nFields(TypeEvent)) {
-				e.Size = m.uint()
-				e.Time = m.int()
-				e.Type = EventType(m.int())
-				e.MEID = uint8(m.uint())
-				e.PipeID = uint8(m.uint())
-				e.Flags = uint16(m.uint())
-				e.Payload = m.uint()
-				e.ByteOffset = m.uint()
+				const r = "event"
+				e.Size = m.un(r, "size", 64)
+				e.Time = m.in(r, "time", 64)
+				e.Type = EventType(m.in(r, "type", 32))
+				e.MEID = uint8(m.un(r, "me_id", 8))
+				e.PipeID = uint8(m.un(r, "pipe_id", 8))
+				e.Flags = uint16(m.un(r, "flags", 16))
+				e.Payload = m.un(r, "payload", 64)
+				e.ByteOffset = m.un(r, "byte_offset", 64)
 			}
 			b.Events = append(b.Events, e)
 		case TypeShaderData:
@@ -635,60 +638,64 @@ func (rd *Reader) readRecords(t RecordType, n int) {
 		case TypeRealtime:
 			var r Realtime
 			if m.wantArray("realtime", nFields(TypeRealtime)) {
-				r.ShaderClock = m.int()
-				r.RealtimeClock = m.uint()
-				r.Reserved = m.uint()
+				const n = "realtime"
+				r.ShaderClock = m.in(n, "shader_clock", 64)
+				r.RealtimeClock = m.un(n, "realtime_clock", 64)
+				r.Reserved = m.un(n, "reserved", 64)
 			}
 			b.Realtime = append(b.Realtime, r)
 		case TypeInstOtherSIMD:
 			var o OtherSIMD
 			if m.wantArray("inst_other_simd", nFields(TypeInstOtherSIMD)) {
-				o.Size = m.uint()
-				o.Time = m.int()
-				o.Cycles = uint16(m.uint())
-				o.WGP = uint8(m.uint())
-				o.Category = InstCategory(m.uint())
+				const r = "inst_other_simd"
+				o.Size = m.un(r, "size", 64)
+				o.Time = m.in(r, "time", 64)
+				o.Cycles = uint16(m.un(r, "cycles", 16))
+				o.WGP = uint8(m.un(r, "wgp", 8))
+				o.Category = InstCategory(m.un(r, "category", 8))
 			}
 			b.OtherSIMD = append(b.OtherSIMD, o)
 		case TypeDispatch:
 			var d Dispatch
 			if m.wantArray("dispatch", nFields(TypeDispatch)) {
-				d.Size = m.uint()
-				d.Time = m.int()
-				d.MEID = uint8(m.uint())
-				d.PipeID = uint8(m.uint())
-				d.UserSGPRs = uint16(m.uint())
-				d.Flags = int32(m.int())
-				d.VGPRs = uint32(m.uint())
-				d.SGPRs = uint32(m.uint())
-				d.LDSSize = uint32(m.uint())
+				const r = "dispatch"
+				d.Size = m.un(r, "size", 64)
+				d.Time = m.in(r, "time", 64)
+				d.MEID = uint8(m.un(r, "me_id", 8))
+				d.PipeID = uint8(m.un(r, "pipe_id", 8))
+				d.UserSGPRs = uint16(m.un(r, "user_sgprs", 16))
+				d.Flags = int32(m.in(r, "flags", 32))
+				d.VGPRs = uint32(m.un(r, "vgprs", 32))
+				d.SGPRs = uint32(m.un(r, "sgprs", 32))
+				d.LDSSize = uint32(m.un(r, "lds_size", 32))
 				for k := range d.ThreadDim {
-					d.ThreadDim[k] = uint32(m.uint())
+					d.ThreadDim[k] = uint32(m.un(r, threadDimNames[k], 32))
 				}
-				d.DispatchPktAddr = m.uint()
-				d.ByteOffset = m.uint()
-				d.EntryPoint.Address = m.uint()
-				d.EntryPoint.CodeObjectID = m.uint()
+				d.DispatchPktAddr = m.un(r, "dispatch_pkt_addr", 64)
+				d.ByteOffset = m.un(r, "byte_offset", 64)
+				d.EntryPoint.Address = m.un(r, "entry_point.address", 64)
+				d.EntryPoint.CodeObjectID = m.un(r, "entry_point.code_object_id", 64)
 			}
 			b.Dispatches = append(b.Dispatches, d)
 		case TypeMarker:
 			var k Marker
 			if m.wantArray("marker", nFields(TypeMarker)) {
-				k.Size = m.uint()
+				const r = "marker"
+				k.Size = m.un(r, "size", 64)
 				rd.readShaderData(&k.ShaderData)
-				k.KernelEntry.Address = m.uint()
-				k.KernelEntry.CodeObjectID = m.uint()
-				k.CodeObjectID = m.uint()
+				k.KernelEntry.Address = m.un(r, "kernel_entry.address", 64)
+				k.KernelEntry.CodeObjectID = m.un(r, "kernel_entry.code_object_id", 64)
+				k.CodeObjectID = m.un(r, "code_object_id", 64)
 				k.Name, k.NameNull = m.strOrNil()
 				k.SourceLocation, k.SourceNull = m.strOrNil()
-				k.MarkerID = uint32(m.uint())
-				k.RecordKind = MarkerRecordKind(m.uint())
-				k.MarkerKind = MarkerKind(m.uint())
-				k.MarkerFlags = uint32(m.uint())
-				k.PayloadIndex = uint32(m.uint())
-				k.PayloadCount = uint32(m.uint())
-				k.Delay = int32(m.int())
-				k.Reserved = uint32(m.uint())
+				k.MarkerID = uint32(m.un(r, "marker_id", 32))
+				k.RecordKind = MarkerRecordKind(m.un(r, "record_kind", 32))
+				k.MarkerKind = MarkerKind(m.un(r, "marker_kind", 32))
+				k.MarkerFlags = uint32(m.un(r, "marker_flags", 32))
+				k.PayloadIndex = uint32(m.un(r, "payload_index", 32))
+				k.PayloadCount = uint32(m.un(r, "payload_count", 32))
+				k.Delay = int32(m.in(r, "delay", 32))
+				k.Reserved = uint32(m.un(r, "reserved", 32))
 			}
 			b.Markers = append(b.Markers, k)
 		}
@@ -698,13 +705,14 @@ func (rd *Reader) readRecords(t RecordType, n int) {
 func (rd *Reader) readShaderData(s *ShaderData) {
 	m := &rd.m
 	if m.wantArray("shaderdata", nFields(TypeShaderData)) {
-		s.Time = m.int()
-		s.Value = m.uint()
-		s.CU = uint8(m.uint())
-		s.SIMD = uint8(m.uint())
-		s.WaveID = uint8(m.uint())
-		s.Flags = uint8(m.uint())
-		s.Reserved = uint32(m.uint())
+		const r = "shaderdata"
+		s.Time = m.in(r, "time", 64)
+		s.Value = m.un(r, "value", 64)
+		s.CU = uint8(m.un(r, "cu", 8))
+		s.SIMD = uint8(m.un(r, "simd", 8))
+		s.WaveID = uint8(m.un(r, "wave_id", 8))
+		s.Flags = uint8(m.un(r, "flags", 8))
+		s.Reserved = uint32(m.un(r, "reserved", 32))
 	}
 }
 
@@ -716,24 +724,26 @@ func (rd *Reader) readWave(w *Wave) {
 	if !m.wantArray("wave", nFields(TypeWave)) {
 		return
 	}
-	w.CU = uint8(m.uint())
-	w.SIMD = uint8(m.uint())
-	w.WaveID = uint8(m.uint())
-	w.Contexts = uint8(m.uint())
-	w.Dispatcher = uint8(m.uint())
-	w.WorkgroupID = uint8(m.uint())
-	w.ClusterID = uint8(m.uint())
-	w.Reserved = uint8(m.uint())
-	w.Size = m.uint()
-	w.BeginTime = m.int()
-	w.EndTime = m.int()
+	const r = "wave"
+	w.CU = uint8(m.un(r, "cu", 8))
+	w.SIMD = uint8(m.un(r, "simd", 8))
+	w.WaveID = uint8(m.un(r, "wave_id", 8))
+	w.Contexts = uint8(m.un(r, "contexts", 8))
+	w.Dispatcher = uint8(m.un(r, "dispatcher", 8))
+	w.WorkgroupID = uint8(m.un(r, "workgroup_id", 8))
+	w.ClusterID = uint8(m.un(r, "cluster_id", 8))
+	w.Reserved = uint8(m.un(r, "reserved", 8))
+	w.Size = m.un(r, "size", 64)
+	w.BeginTime = m.in(r, "begin_time", 64)
+	w.EndTime = m.in(r, "end_time", 64)
 	n := m.arrayLen()
 	if n%nTimeline != 0 {
 		m.failf("wave timeline: %d values is not a multiple of %d", n, nTimeline)
 		return
 	}
 	for i := 0; i < n/nTimeline && m.err == nil; i++ {
-		tl = append(tl, WaveState{Type: WaveStateType(m.int()), Duration: int32(m.int())})
+		tl = append(tl, WaveState{Type: WaveStateType(m.in("wave timeline", "type", 32)),
+			Duration: int32(m.in("wave timeline", "duration", 32))})
 	}
 	n = m.arrayLen()
 	if n%nInstruction != 0 {
@@ -749,15 +759,22 @@ func (rd *Reader) readWave(w *Wave) {
 			}
 		}
 		var in Instruction
-		in.Category = InstCategory(m.uint())
-		in.Stall = uint32(m.uint())
-		in.Duration = int32(m.int())
-		in.Time = m.int()
-		in.PC.Address = m.uint()
-		in.PC.CodeObjectID = m.uint()
+		const r = "wave instruction"
+		in.Category = InstCategory(m.un(r, "category", 8))
+		in.Stall = uint32(m.un(r, "stall", 32))
+		in.Duration = int32(m.in(r, "duration", 32))
+		in.Time = m.in(r, "time", 64)
+		in.PC.Address = m.un(r, "pc.address", 64)
+		in.PC.CodeObjectID = m.un(r, "pc.code_object_id", 64)
 		ins = append(ins, in)
 	}
 }
+
+// Names of the fields read in a loop.
+var (
+	perfEventNames = [...]string{"events0", "events1", "events2", "events3"}
+	threadDimNames = [...]string{"thread_dim_x", "thread_dim_y", "thread_dim_z"}
+)
 
 // slowPath turns off the instruction fast path (benchmarks compare both).
 var slowPath = false
