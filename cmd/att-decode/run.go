@@ -14,6 +14,7 @@ import (
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/driver"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/tracename"
 	"github.com/attkit/attkit/internal/wire"
@@ -69,7 +70,7 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 	}
 
 	if f.Arch != "" && arch.Major(f.Arch) == 0 {
-		return cli.Errorf(cli.ExitUsage, "--arch %q: want a GPU target such as gfx942 or gfx1100", f.Arch)
+		return exitcode.Errorf(exitcode.Usage, "--arch %q: want a GPU target such as gfx942 or gfx1100", f.Arch)
 	}
 	// A gfx9 trace's bytes do not tell its generation; a rocprofv3
 	// capture's code objects beside it do (checked, not recorded).
@@ -158,7 +159,7 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 	}
 	if errors.Is(err, syscall.EPIPE) {
 		// The reader went away (att-decode x.att | head): stop quietly.
-		return cli.Silent{Code: cli.ExitFailed}
+		return exitcode.Silent{Code: exitcode.Failed}
 	}
 	return err
 }

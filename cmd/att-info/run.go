@@ -51,14 +51,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func info(ctx context.Context, env *cli.Env, f *flags) error {
 	for _, a := range f.CodeObject {
 		if _, err := codeobj.ParseInputArg(a); err != nil {
-			return &cli.Error{Code: cli.ExitUsage, Err: err}
+			return &exitcode.Error{Code: exitcode.Usage, Err: err}
 		}
 	}
 	var bufSize int64
 	if f.BufferSize != "" {
 		n, err := parseSize(f.BufferSize)
 		if err != nil {
-			return cli.Errorf(cli.ExitUsage, "--buffer-size: %v", err)
+			return exitcode.Errorf(exitcode.Usage, "--buffer-size: %v", err)
 		}
 		bufSize = n
 	}
@@ -67,7 +67,7 @@ func info(ctx context.Context, env *cli.Env, f *flags) error {
 		return err
 	}
 	if len(fd.Traces) == 0 {
-		return cli.Errorf(cli.ExitFailed, "no .att trace among the inputs: nothing to analyse")
+		return exitcode.Errorf(exitcode.Failed, "no .att trace among the inputs: nothing to analyse")
 	}
 	groups, err := capture.GroupInputs(fd, f.Group)
 	if err != nil {
@@ -142,9 +142,9 @@ func info(ctx context.Context, env *cli.Env, f *flags) error {
 	}
 	switch {
 	case total.notTrace > 0:
-		return cli.Silent{Code: cli.ExitFormat}
+		return exitcode.Silent{Code: exitcode.Format}
 	case total.analysable == 0:
-		return cli.Silent{Code: cli.ExitFailed}
+		return exitcode.Silent{Code: exitcode.Failed}
 	}
 	return nil
 }
@@ -193,13 +193,13 @@ func loadCode(ctx context.Context, env *cli.Env, f *flags, g *capture.Group, fd 
 	if len(g.Objects) > 0 {
 		in, err := codeobj.InferIDs(g.Objects)
 		if err != nil {
-			return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+			return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 		}
 		inputs = in
 	}
 	inputs = append(inputs, fd.Placed...)
 	if err := codeobj.CheckIDs(inputs); err != nil {
-		return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+		return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 	}
 	inputs, err := codeobj.Normalize(inputs)
 	if err != nil {
@@ -231,7 +231,7 @@ func decodeTrace(ctx context.Context, drv *driver.Driver, c *code, path string, 
 	ti.ending = res.Ending
 	switch code := exitcode.Of(err); {
 	case err == nil:
-	case errors.Is(err, context.Canceled), code == exitcode.Library:
+	case errors.Is(err, context.Canceled), code == exitcode.NoLibrary:
 		return nil, err
 	default:
 		ti.notTrace = code == exitcode.Format

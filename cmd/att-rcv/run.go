@@ -11,6 +11,7 @@ import (
 
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/rcv"
@@ -58,21 +59,21 @@ func check(env *cli.Env, dir string) error {
 	for _, line := range strings.Split(err.Error(), "\n") {
 		fmt.Fprintf(env.Stderr, "%s: %s: %s\n", env.Name, dir, line)
 	}
-	return cli.Silent{Code: cli.ExitFailed}
+	return exitcode.Silent{Code: exitcode.Failed}
 }
 
 // write does the work of run; opt lets tests simulate a full disk.
 func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	formats, err := rcv.ParseFormats(f.Formats)
 	if err != nil {
-		return &cli.Error{Code: cli.ExitUsage, Err: err}
+		return &exitcode.Error{Code: exitcode.Usage, Err: err}
 	}
 	if err := cli.Distinct(f.Streams); err != nil {
 		return err // a stream given twice would write its waves twice
 	}
 	counters, err := rcv.ParseCounters(f.Counters)
 	if err != nil {
-		return &cli.Error{Code: cli.ExitUsage, Err: fmt.Errorf("--counters: %w", err)}
+		return &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("--counters: %w", err)}
 	}
 	var ix *wire.Index
 	if f.Index != "" {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/rcv"
 	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
@@ -151,14 +152,14 @@ func TestUsageErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"--formats", "jsn", a}, cli.ExitUsage, "att-rcv: Unsupported output format(s): jsn. Expected one or more of: csv, json\n"},
-		{[]string{"--formats", "jsonx,csv,xml,jsonx", a}, cli.ExitUsage, "att-rcv: Unsupported output format(s): jsonx, xml. Expected one or more of: csv, json\n"},
-		{[]string{"--formats", " , ", a}, cli.ExitUsage, "att-rcv: No output formats requested.\n"},
-		{[]string{"--index", filepath.Join(dir, "missing.json"), a}, cli.ExitFailed, "no such file"},
-		{[]string{a, a}, cli.ExitUsage, "att-rcv: " + a + " given twice: give each input once\n"},
-		{[]string{"-", "-"}, cli.ExitUsage, "att-rcv: standard input (-) given twice\n"},
-		{[]string{"--counters", "A,B,C,D,E,F,G,H", "--counters", "I", a}, cli.ExitUsage, "att-rcv: --counters: 9 counters: the viewer names at most 8 (4 per bank, 2 banks)\n"},
-		{[]string{"--counters", "SQ_WAVES,SQ_WAVES", a}, cli.ExitUsage, "att-rcv: --counters: counter \"SQ_WAVES\" named twice\n"},
+		{[]string{"--formats", "jsn", a}, exitcode.Usage, "att-rcv: Unsupported output format(s): jsn. Expected one or more of: csv, json\n"},
+		{[]string{"--formats", "jsonx,csv,xml,jsonx", a}, exitcode.Usage, "att-rcv: Unsupported output format(s): jsonx, xml. Expected one or more of: csv, json\n"},
+		{[]string{"--formats", " , ", a}, exitcode.Usage, "att-rcv: No output formats requested.\n"},
+		{[]string{"--index", filepath.Join(dir, "missing.json"), a}, exitcode.Failed, "no such file"},
+		{[]string{a, a}, exitcode.Usage, "att-rcv: " + a + " given twice: give each input once\n"},
+		{[]string{"-", "-"}, exitcode.Usage, "att-rcv: standard input (-) given twice\n"},
+		{[]string{"--counters", "A,B,C,D,E,F,G,H", "--counters", "I", a}, exitcode.Usage, "att-rcv: --counters: 9 counters: the viewer names at most 8 (4 per bank, 2 banks)\n"},
+		{[]string{"--counters", "SQ_WAVES,SQ_WAVES", a}, exitcode.Usage, "att-rcv: --counters: counter \"SQ_WAVES\" named twice\n"},
 	} {
 		code, _, stderr := runCmd(t, nil, append([]string{"-d", out}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) || strings.Count(stderr, "\n") != 1 {
@@ -168,7 +169,7 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: output folder created", tc.args)
 		}
 	}
-	if code, _, _ := runCmd(t, nil, "--index", index, a); code != cli.ExitUsage {
+	if code, _, _ := runCmd(t, nil, "--index", index, a); code != exitcode.Usage {
 		t.Errorf("missing -d: exit %d, want 2", code)
 	}
 	if code, stdout, _ := runCmd(t, nil, "--help"); code != 0 || !strings.Contains(stdout, "--no-decode-markers") {
@@ -206,12 +207,12 @@ func TestFailuresLeaveNothing(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"cut short", "o1/deep/ui", []string{a, cut}, cli.ExitFailed, "cut.rec: offset"},
-		{"garbage", "o2/ui", []string{a, garbage}, cli.ExitFormat, "garbage.rec: not an attkit-records stream"},
-		{"missing stream", "o3/ui", []string{a, filepath.Join(dir, "nope.rec")}, cli.ExitFailed, "nope.rec: no such file"},
-		{"two runs", "o4/ui", []string{a, run2}, cli.ExitFailed, "run2.rec: part 0 is of run 2, earlier streams of run 1"},
-		{"negative SE", "o5/ui", []string{neg}, cli.ExitFailed, "negative shader engine -1"},
-		{"parent is a file", "plainfile/ui", []string{a}, cli.ExitFailed, "not a directory"},
+		{"cut short", "o1/deep/ui", []string{a, cut}, exitcode.Failed, "cut.rec: offset"},
+		{"garbage", "o2/ui", []string{a, garbage}, exitcode.Format, "garbage.rec: not an attkit-records stream"},
+		{"missing stream", "o3/ui", []string{a, filepath.Join(dir, "nope.rec")}, exitcode.Failed, "nope.rec: no such file"},
+		{"two runs", "o4/ui", []string{a, run2}, exitcode.Failed, "run2.rec: part 0 is of run 2, earlier streams of run 1"},
+		{"negative SE", "o5/ui", []string{neg}, exitcode.Failed, "negative shader engine -1"},
+		{"parent is a file", "plainfile/ui", []string{a}, exitcode.Failed, "not a directory"},
 	} {
 		out := filepath.Join(dir, tc.out)
 		code, _, stderr := runCmd(t, nil, append([]string{"-d", out, "--index", index}, tc.args...)...)
@@ -246,7 +247,7 @@ func TestExistingFolder(t *testing.T) {
 	before := listTree(t, out)
 	// A folder with content is refused, and left alone.
 	code, _, stderr := runCmd(t, nil, "-d", out, "--index", index, a)
-	if code != cli.ExitFailed || !strings.Contains(stderr, "holds an earlier result of att-rcv") {
+	if code != exitcode.Failed || !strings.Contains(stderr, "holds an earlier result of att-rcv") {
 		t.Errorf("non-empty folder: exit %d, %q", code, stderr)
 	}
 	if got := listTree(t, out); strings.Join(got, " ") != strings.Join(before, " ") {
@@ -266,7 +267,7 @@ func TestExistingFolder(t *testing.T) {
 	// itself.
 	writeFile(t, out, "notes.txt", []byte("mine"))
 	code, _, stderr = runCmd(t, nil, "--force", "-d", out, "--index", index, "--formats", "json", b)
-	if code != cli.ExitFailed || !strings.Contains(stderr, "notes.txt") || strings.Contains(stderr, "--force") {
+	if code != exitcode.Failed || !strings.Contains(stderr, "notes.txt") || strings.Contains(stderr, "--force") {
 		t.Errorf("--force over a file of the user's: exit %d, %q", code, stderr)
 	}
 	fn, _ := os.ReadFile(filepath.Join(out, "filenames.json"))
@@ -276,7 +277,7 @@ func TestExistingFolder(t *testing.T) {
 	noLeftovers(t, dir, "in", "ui", "stats_ui.csv")
 	// A file where the folder should be is refused.
 	code, _, stderr = runCmd(t, nil, "-d", filepath.Join(out, "notes.txt"), a)
-	if code != cli.ExitFailed || !strings.Contains(stderr, "exists and is not a directory") {
+	if code != exitcode.Failed || !strings.Contains(stderr, "exists and is not a directory") {
 		t.Errorf("file as folder: exit %d, %q", code, stderr)
 	}
 }
@@ -366,7 +367,7 @@ func TestUnwritableParent(t *testing.T) {
 	os.Mkdir(ro, 0o555)
 	defer os.Chmod(ro, 0o755)
 	code, _, stderr := runCmd(t, nil, "-d", filepath.Join(ro, "ui"), "--index", index, a)
-	if code != cli.ExitFailed || !strings.Contains(stderr, "permission denied") {
+	if code != exitcode.Failed || !strings.Contains(stderr, "permission denied") {
 		t.Errorf("exit %d, %q", code, stderr)
 	}
 	noLeftovers(t, ro)
@@ -410,7 +411,7 @@ func TestCheckFlag(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(good, "filenames.json"))
 	writeFile(t, dir, "filenames.json", data)
 	code, _, stderr := runCmd(t, nil, "--check", "-d", dir)
-	if code != cli.ExitFailed || !strings.Contains(stderr, "att-rcv: "+dir+": code.json: ") ||
+	if code != exitcode.Failed || !strings.Contains(stderr, "att-rcv: "+dir+": code.json: ") ||
 		!strings.Contains(stderr, "att-rcv: "+dir+": se0_sm0_sl3_wv0.json: ") {
 		t.Errorf("broken folder: exit %d, %q", code, stderr)
 	}

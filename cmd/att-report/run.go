@@ -9,6 +9,7 @@ import (
 
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/report"
 	"github.com/attkit/attkit/internal/waveselect"
@@ -44,7 +45,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func makeReport(env *cli.Env, f *flags) error {
 	if f.Run != nil && f.MergeRuns {
-		return cli.Errorf(cli.ExitUsage, "--run and --merge-runs exclude each other")
+		return exitcode.Errorf(exitcode.Usage, "--run and --merge-runs exclude each other")
 	}
 	if err := cli.Distinct(f.Streams); err != nil {
 		return err
@@ -150,7 +151,7 @@ func readStreams(env *cli.Env, f *flags, rep *report.Report, sel *waveselect.Sel
 				if !f.MergeRuns && f.Run == nil {
 					if chosen >= 0 && chosen != r {
 						in.Close()
-						return cli.Errorf(cli.ExitUsage,
+						return exitcode.Errorf(exitcode.Usage,
 							"the input holds runs %s: choose one with --run N, or report them together with --merge-runs",
 							runList(seen))
 					}
@@ -192,7 +193,7 @@ func readStreams(env *cli.Env, f *flags, rep *report.Report, sel *waveselect.Sel
 		}
 	}
 	if f.Run != nil && rep.Parts() == 0 {
-		return cli.Errorf(cli.ExitFailed, "no part of the input is run %d (runs present: %s)", *f.Run, runList(seen))
+		return exitcode.Errorf(exitcode.Failed, "no part of the input is run %d (runs present: %s)", *f.Run, runList(seen))
 	}
 	if err := sel.Check(); err != nil {
 		return err
@@ -222,7 +223,7 @@ func checkIndex(env *cli.Env, name string, ix *wire.Index, rep *report.Report) e
 	case missing == 0:
 		return nil
 	case missing == total:
-		return cli.Errorf(cli.ExitFailed, "the index %s matches none of the %d instructions the trace executed: is it the index of this trace's code objects?", name, total)
+		return exitcode.Errorf(exitcode.Failed, "the index %s matches none of the %d instructions the trace executed: is it the index of this trace's code objects?", name, total)
 	}
 	env.Warnf("%d of %d executed instructions are not in the index %s; they are listed without ISA text", missing, total, name)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/hidden"
 	"github.com/attkit/attkit/internal/jq"
@@ -100,7 +101,7 @@ func readDiffSide(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, pat
 // sniff returns the first bytes of a file, after white space.
 func sniff(path string) ([]byte, error) {
 	if path == "-" {
-		return nil, cli.Errorf(cli.ExitUsage, "--diff reads files: %q is standard input", path)
+		return nil, exitcode.Errorf(exitcode.Usage, "--diff reads files: %q is standard input", path)
 	}
 	fh, err := os.Open(path)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/fold"
 	"github.com/attkit/attkit/internal/hidden"
 	"github.com/attkit/attkit/internal/jq"
@@ -50,7 +51,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func stats(env *cli.Env, f *flags) error {
 	if f.Run != nil && f.MergeRuns {
-		return cli.Errorf(cli.ExitUsage, "--run and --merge-runs exclude each other")
+		return exitcode.Errorf(exitcode.Usage, "--run and --merge-runs exclude each other")
 	}
 	if err := cli.Distinct(f.Streams); err != nil {
 		return err // folding one stream twice would double its counts
@@ -80,7 +81,7 @@ func stats(env *cli.Env, f *flags) error {
 		}
 	}
 	if f.By != "pc" && (f.Diff || f.Format != "" && f.Format != "csv" && f.Format != "json") {
-		return cli.Errorf(cli.ExitUsage, "--by %s writes CSV or JSON (--format csv|json), not with --diff or --format %s", f.By, f.Format)
+		return exitcode.Errorf(exitcode.Usage, "--by %s writes CSV or JSON (--format csv|json), not with --diff or --format %s", f.By, f.Format)
 	}
 	if f.Diff {
 		return diff(env, f, ix, filter)
@@ -127,7 +128,7 @@ func stats(env *cli.Env, f *flags) error {
 			fmt.Fprintln(env.Stderr, m)
 		}
 		if len(msgs) > 0 {
-			return cli.Errorf(cli.ExitFailed, "%d PC(s) differ from the control CSV", len(msgs))
+			return exitcode.Errorf(exitcode.Failed, "%d PC(s) differ from the control CSV", len(msgs))
 		}
 	}
 	return nil
@@ -136,10 +137,10 @@ func stats(env *cli.Env, f *flags) error {
 // diff is att-stats --diff BEFORE AFTER.
 func diff(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter) error {
 	if len(f.Streams) != 2 {
-		return cli.Errorf(cli.ExitUsage, "--diff takes two inputs, BEFORE and AFTER (got %d)", len(f.Streams))
+		return exitcode.Errorf(exitcode.Usage, "--diff takes two inputs, BEFORE and AFTER (got %d)", len(f.Streams))
 	}
 	if f.Format != "" || len(f.Expect) > 0 {
-		return cli.Errorf(cli.ExitUsage, "--diff prints a text report: it takes neither --format nor --expect")
+		return exitcode.Errorf(exitcode.Usage, "--diff prints a text report: it takes neither --format nor --expect")
 	}
 	var sides [2]*diffSide
 	for i, p := range f.Streams {
@@ -222,7 +223,7 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 					key = 0
 				} else if f.Run == nil && len(folds) > 0 && folds[key] == nil {
 					in.Close()
-					return nil, cli.Errorf(cli.ExitUsage,
+					return nil, exitcode.Errorf(exitcode.Usage,
 						"the input holds runs %s: choose one with --run N, or fold them together with --merge-runs",
 						runList(seen))
 				}
@@ -275,7 +276,7 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 		}
 	}
 	if f.Run != nil && len(folds) == 0 {
-		return nil, cli.Errorf(cli.ExitFailed, "no part of the input is run %d (runs present: %s)",
+		return nil, exitcode.Errorf(exitcode.Failed, "no part of the input is run %d (runs present: %s)",
 			*f.Run, runList(seen))
 	}
 	if err := endSelection(env, f, sel); err != nil {
@@ -328,7 +329,7 @@ func checkIndex(env *cli.Env, name string, ix *wire.Index, fo *fold.Fold) error 
 	detail := fmt.Sprintf("missing PCs in code object %s; index %s has code object %s",
 		spanList(missCO), name, spanList(indexCO))
 	if missing == total && len(indexCO) > 0 {
-		return cli.Errorf(cli.ExitFailed,
+		return exitcode.Errorf(exitcode.Failed,
 			"the index matches none of the %d PCs the trace executed (%s): is it the index of this trace's code objects?",
 			missingPCs, detail)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
@@ -48,11 +49,11 @@ func convert(env *cli.Env, f *flags) error {
 		end = *f.End
 	}
 	if start > end {
-		return cli.Errorf(cli.ExitUsage, "--start %d is after --end %d", start, end)
+		return exitcode.Errorf(exitcode.Usage, "--start %d is after --end %d", start, end)
 	}
 	max, err := parseSize(f.MaxSize)
 	if err != nil {
-		return cli.Errorf(cli.ExitUsage, "--max-size: %v", err)
+		return exitcode.Errorf(exitcode.Usage, "--max-size: %v", err)
 	}
 	if err := cli.Distinct(f.Streams); err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -428,11 +428,11 @@ func TestErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"--start", "5", "--end", "4", genStreams[0]}, cli.ExitUsage, "att-timeline: --start 5 is after --end 4\n"},
-		{[]string{"--max-size", "lots", genStreams[0]}, cli.ExitUsage, "att-timeline: --max-size: \"lots\" is not a size such as 64MB\n"},
-		{[]string{"--jq", "select(", genStreams[0]}, cli.ExitUsage, "att-timeline: --jq: unexpected EOF\n"},
-		{[]string{genStreams[0], genStreams[0]}, cli.ExitUsage, "given twice"},
-		{[]string{"missing.rec"}, cli.ExitFailed, "missing.rec"},
+		{[]string{"--start", "5", "--end", "4", genStreams[0]}, exitcode.Usage, "att-timeline: --start 5 is after --end 4\n"},
+		{[]string{"--max-size", "lots", genStreams[0]}, exitcode.Usage, "att-timeline: --max-size: \"lots\" is not a size such as 64MB\n"},
+		{[]string{"--jq", "select(", genStreams[0]}, exitcode.Usage, "att-timeline: --jq: unexpected EOF\n"},
+		{[]string{genStreams[0], genStreams[0]}, exitcode.Usage, "given twice"},
+		{[]string{"missing.rec"}, exitcode.Failed, "missing.rec"},
 	} {
 		code, _, stderr := runCmd(t, nil, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) || strings.Count(stderr, "\n") != 1 {

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/attkit/attkit/internal/driver"
+	"github.com/attkit/attkit/internal/exitcode"
 
 	"github.com/attkit/attkit/internal/capture"
 	"github.com/attkit/attkit/internal/cli"
@@ -222,7 +223,7 @@ func (p *pipeline) skipped(written int) error {
 	if len(runs) > 0 {
 		msg += ", not written: " + strings.Join(runs, ", ")
 	}
-	return cli.Errorf(cli.ExitFailed, "%s", msg)
+	return exitcode.Errorf(exitcode.Failed, "%s", msg)
 }
 
 // baseName is --base-name, else the name of the base input's folder, else
@@ -422,13 +423,13 @@ func (p *pipeline) index(ctx context.Context, objects []string, fd *capture.Foun
 	if len(objects) > 0 {
 		in, err := codeobj.InferIDs(objects)
 		if err != nil {
-			return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+			return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 		}
 		inputs = in
 	}
 	inputs = append(inputs, fd.Placed...)
 	if err := codeobj.CheckIDs(inputs); err != nil {
-		return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+		return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 	}
 	inputs, err := codeobj.Normalize(inputs)
 	if err != nil {

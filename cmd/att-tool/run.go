@@ -14,6 +14,7 @@ import (
 
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/codeobj"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/rcv"
 	"github.com/attkit/attkit/internal/waveselect"
@@ -89,7 +90,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func usage(env *cli.Env, format string, args ...any) int {
 	fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, fmt.Sprintf(format, args...))
 	fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", env.Name)
-	return cli.ExitUsage
+	return exitcode.Usage
 }
 
 func checkFlags(env *cli.Env, f *flags) (int, bool) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/codeobj"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/snapshot"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -86,7 +87,7 @@ func index(env *cli.Env, f *flags) error {
 // the explicit --code-object pairs.
 func inputsOf(f *flags) ([]codeobj.Input, error) {
 	if len(f.Inputs) == 0 && len(f.CodeObject) == 0 {
-		return nil, cli.Errorf(cli.ExitUsage, "no code objects given (usage: co-index [flags] CODEOBJ…; see --help)")
+		return nil, exitcode.Errorf(exitcode.Usage, "no code objects given (usage: co-index [flags] CODEOBJ…; see --help)")
 	}
 	var inputs []codeobj.Input
 	paths, err := expandDirs(f.Inputs)
@@ -96,21 +97,21 @@ func inputsOf(f *flags) ([]codeobj.Input, error) {
 	if len(paths) > 0 {
 		in, err := codeobj.InferIDs(paths)
 		if err != nil {
-			return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+			return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 		}
 		inputs = append(inputs, in...)
 	}
 	for _, arg := range f.CodeObject {
 		in, err := codeobj.ParseInputArg(arg)
 		if err != nil {
-			return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+			return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 		}
 		inputs = append(inputs, in)
 	}
 	// Ids collide before paths are checked: the message names the
 	// arguments as given.
 	if err := codeobj.CheckIDs(inputs); err != nil {
-		return nil, &cli.Error{Code: cli.ExitUsage, Err: err}
+		return nil, &exitcode.Error{Code: exitcode.Usage, Err: err}
 	}
 	return inputs, nil
 }
@@ -125,7 +126,7 @@ func readStdin(env *cli.Env, inputs []codeobj.Input) error {
 			continue
 		}
 		if n++; n > 1 {
-			return cli.Errorf(cli.ExitUsage, "standard input (-) given twice")
+			return exitcode.Errorf(exitcode.Usage, "standard input (-) given twice")
 		}
 		data, err := io.ReadAll(env.Stdin)
 		if err != nil {

@@ -19,8 +19,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/codeobj"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/tracename"
 )
 
@@ -337,7 +337,7 @@ func GroupInputs(fd *Found, pick string) ([]*Group, error) {
 			for _, g := range groups {
 				keys = append(keys, g.Key)
 			}
-			return nil, cli.Errorf(cli.ExitUsage, "--group %s: no traces named %s_…; the inputs hold %s", pick, pick, strings.Join(quoted(keys), ", "))
+			return nil, exitcode.Errorf(exitcode.Usage, "--group %s: no traces named %s_…; the inputs hold %s", pick, pick, strings.Join(quoted(keys), ", "))
 		}
 		groups = []*Group{g}
 	}

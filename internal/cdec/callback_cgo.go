@@ -15,7 +15,7 @@ import "C"
 import (
 	"unsafe"
 
-	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 )
 
 // cdecGoISA asks the provider about one PC for the C-side ISA cache
@@ -87,7 +87,7 @@ func cdecGoData(buf **C.uint8_t, size *C.uint64_t, ud C.uintptr_t) (more C.uint6
 		p := c.c
 		if p == nil {
 			if p = s.cbuf(c.goBuf); p == nil {
-				s.fail(cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: out of C memory for a %d-byte trace buffer", c.n))
+				s.fail(exitcode.Errorf(exitcode.Failed, "rocprof-trace-decoder: out of C memory for a %d-byte trace buffer", c.n))
 				return 0
 			}
 		}

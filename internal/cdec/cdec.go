@@ -45,7 +45,7 @@
 // refused (the full parser ignores callback status and runs to its end).
 //
 // Built without cgo, the package keeps its API and every entry point returns
-// an error with exit code 4 (cli.ExitLibrary).
+// an error with exit code 4 (exitcode.NoLibrary).
 package cdec
 
 import "github.com/attkit/attkit/internal/wire"

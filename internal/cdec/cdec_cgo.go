@@ -117,7 +117,7 @@ import (
 	"unsafe"
 
 	"github.com/attkit/attkit/internal/backend"
-	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -185,7 +185,7 @@ func Load(path string) (*Decoder, error) {
 	if lib.v2 {
 		var h C.uint64_t
 		if s := int(C.cdec_create_handle(lib.fns.create_handle, &h)); s != StatusSuccess {
-			return nil, cli.Errorf(cli.ExitLibrary, "%s", statusText("create_handle", s, lib.statusString(s)))
+			return nil, exitcode.Errorf(exitcode.NoLibrary, "%s", statusText("create_handle", s, lib.statusString(s)))
 		}
 		d.handle = h
 	}
@@ -201,7 +201,7 @@ func openPlan(pl plan) (*library, error) {
 			if pl.origin != "search" {
 				what = pl.origin + " " + pl.file
 			}
-			return nil, cli.Errorf(cli.ExitLibrary, "cannot use the rocprof-trace-decoder library; looked at:%s",
+			return nil, exitcode.Errorf(exitcode.NoLibrary, "cannot use the rocprof-trace-decoder library; looked at:%s",
 				pl.describe([]attempt{{where: what, err: err.Error()}}))
 		}
 		return lib, nil
@@ -218,7 +218,7 @@ func openPlan(pl plan) (*library, error) {
 			break // found a library, but not a usable one
 		}
 	}
-	return nil, cli.Errorf(cli.ExitLibrary,
+	return nil, exitcode.Errorf(exitcode.NoLibrary,
 		"rocprof-trace-decoder library not found (install ROCm or set %s to the path of %s); looked at:%s",
 		EnvLib, libBase, pl.describe(tried))
 }
@@ -416,17 +416,17 @@ func (d *Decoder) check(op string, s C.int) error {
 	if int(s) == StatusSuccess {
 		return nil
 	}
-	code := cli.ExitFailed
+	code := exitcode.Failed
 	switch int(s) {
 	case StatusNotImplemented:
-		code = cli.ExitLibrary
+		code = exitcode.NoLibrary
 	case StatusInvalidShaderData:
-		code = cli.ExitFormat
+		code = exitcode.Format
 	}
-	return cli.Errorf(code, "%s", statusText(op, int(s), d.lib.statusString(int(s))))
+	return exitcode.Errorf(code, "%s", statusText(op, int(s), d.lib.statusString(int(s))))
 }
 
-var errClosed = cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: decoder handle is closed")
+var errClosed = exitcode.Errorf(exitcode.Failed, "rocprof-trace-decoder: decoder handle is closed")
 
 // AddCodeObject registers a code object with the handle for the library's
 // built-in disassembly (Decode with a nil provider): elf holds the file's
@@ -441,17 +441,17 @@ func (d *Decoder) AddCodeObject(id, addr, size uint64, elf []byte) error {
 		return errClosed
 	}
 	if !d.lib.v2 {
-		return cli.Errorf(cli.ExitLibrary, "%s (version %s) has only the V1 API: it cannot load code objects; decode with an index instead", d.lib.path, d.Version())
+		return exitcode.Errorf(exitcode.NoLibrary, "%s (version %s) has only the V1 API: it cannot load code objects; decode with an index instead", d.lib.path, d.Version())
 	}
 	if len(elf) == 0 {
-		return cli.Errorf(cli.ExitFailed, "code object %d: empty file", id)
+		return exitcode.Errorf(exitcode.Failed, "code object %d: empty file", id)
 	}
 	p := C.CBytes(elf)
 	s := C.cdec_codeobj_load(d.lib.fns.codeobj_load, d.handle, C.uint64_t(id), C.uint64_t(addr), C.uint64_t(size), p, C.uint64_t(len(elf)))
 	if int(s) != StatusSuccess {
 		C.free(p)
 		if int(s) == StatusNotImplemented {
-			return cli.Errorf(cli.ExitLibrary, "%s was built without a disassembler (codeobj_load returned %s): built-in disassembly is unavailable; decode with an index (co-index) instead",
+			return exitcode.Errorf(exitcode.NoLibrary, "%s was built without a disassembler (codeobj_load returned %s): built-in disassembly is unavailable; decode with an index (co-index) instead",
 				d.lib.path, d.lib.statusString(int(s)))
 		}
 		return d.check(fmt.Sprintf("codeobj_load id %d", id), s)
@@ -473,7 +473,7 @@ func (d *Decoder) RemoveCodeObject(id uint64) error {
 		return errClosed
 	}
 	if !d.lib.v2 {
-		return cli.Errorf(cli.ExitLibrary, "%s has only the V1 API: it cannot unload code objects", d.lib.path)
+		return exitcode.Errorf(exitcode.NoLibrary, "%s has only the V1 API: it cannot unload code objects", d.lib.path)
 	}
 	s := C.cdec_codeobj_unload(d.lib.fns.codeobj_unload, d.handle, C.uint64_t(id))
 	if err := d.check(fmt.Sprintf("codeobj_unload id %d", id), s); err != nil {
@@ -676,7 +676,7 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 		return err
 	}
 	if p == nil && !d.lib.v2 {
-		return cli.Errorf(cli.ExitLibrary, "%s (version %s) has only the V1 API and no built-in disassembly: decode with an index", d.lib.path, d.Version())
+		return exitcode.Errorf(exitcode.NoLibrary, "%s (version %s) has only the V1 API and no built-in disassembly: decode with an index", d.lib.path, d.Version())
 	}
 	h := cgo.NewHandle(s)
 	defer h.Delete()
@@ -726,7 +726,7 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 	}
 	if started == 0 {
 		_, e, _ := failInfo(cs)
-		return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: cannot start the parse thread (error %d)", e)
+		return exitcode.Errorf(exitcode.Failed, "rocprof-trace-decoder: cannot start the parse thread (error %d)", e)
 	}
 	cerr := s.consume()
 	status := C.cdec_join(cs)
@@ -737,7 +737,7 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 		return err
 	}
 	if int(status) == StatusNotImplemented && p == nil {
-		return cli.Errorf(cli.ExitLibrary, "%s cannot disassemble by itself (parse returned %s): decode with an index (co-index) instead",
+		return exitcode.Errorf(exitcode.NoLibrary, "%s cannot disassemble by itself (parse returned %s): decode with an index (co-index) instead",
 			d.lib.path, d.lib.statusString(int(status)))
 	}
 	return d.check("parse", status)
@@ -832,14 +832,14 @@ func (s *session) failure() error {
 	case C.CDEC_FAIL_WAVE:
 		return badBatch(wire.TypeWave, "wave with %d timeline states and %d instructions", a, b)
 	case C.CDEC_FAIL_NOMEM:
-		return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: out of C memory copying a batch (%d bytes)", a)
+		return exitcode.Errorf(exitcode.Failed, "rocprof-trace-decoder: out of C memory copying a batch (%d bytes)", a)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
-	return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: decode failed")
+	return exitcode.Errorf(exitcode.Failed, "rocprof-trace-decoder: decode failed")
 }
 
 // setISA installs the ISA trampoline, or NULL (built-in disassembly).
@@ -908,7 +908,7 @@ func sessionOf(ud C.uintptr_t) *session {
 }
 
 func panicError(where string, r any) error {
-	return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: panic in the %s callback: %v", where, r)
+	return exitcode.Errorf(exitcode.Failed, "rocprof-trace-decoder: panic in the %s callback: %v", where, r)
 }
 
 // statusText formats a non-success status of a library call.

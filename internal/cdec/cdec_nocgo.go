@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/attkit/attkit/internal/backend"
-	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -19,7 +19,7 @@ type Decoder struct{}
 var _ backend.Decoder = (*Decoder)(nil)
 
 func errNoCgo() error {
-	return cli.Errorf(cli.ExitLibrary, "rocm backend unavailable: attkit was built without cgo (CGO_ENABLED=0), so it cannot load librocprof-trace-decoder.so")
+	return exitcode.Errorf(exitcode.NoLibrary, "rocm backend unavailable: attkit was built without cgo (CGO_ENABLED=0), so it cannot load librocprof-trace-decoder.so")
 }
 
 // Load always fails when built without cgo; the message says where the
@@ -33,7 +33,7 @@ func Load(path string) (*Decoder, error) {
 	for _, n := range pl.loaders {
 		where = append(where, attempt{where: "dynamic loader: " + n})
 	}
-	return nil, cli.Errorf(cli.ExitLibrary, "%v; a cgo build would look at:%s", errNoCgo(), pl.describe(where))
+	return nil, exitcode.Errorf(exitcode.NoLibrary, "%v; a cgo build would look at:%s", errNoCgo(), pl.describe(where))
 }
 
 // Name implements backend.Decoder.

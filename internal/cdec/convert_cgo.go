@@ -14,7 +14,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -40,7 +40,7 @@ var elemSize = [...]uintptr{
 }
 
 func badBatch(t wire.RecordType, format string, args ...any) error {
-	return cli.Errorf(cli.ExitFailed, "rocprof-trace-decoder: implausible %s batch: %s", t, fmt.Sprintf(format, args...))
+	return exitcode.Errorf(exitcode.Failed, "rocprof-trace-decoder: implausible %s batch: %s", t, fmt.Sprintf(format, args...))
 }
 
 // convert fills s.batch from one batch the parse thread copied (it) out of

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/attkit/attkit/internal/backend"
-	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -640,14 +640,14 @@ func TestErrorStatusMidParse(t *testing.T) {
 		var c collector
 		err := d.DecodeBuffers(context.Background(),
 			[][]byte{[]byte("rec 6 2 1\nfail 4\nrec 6 1 2\n"), []byte("echo\n")}, noISA, c.emit)
-		if err == nil || cli.CodeOf(err) != cli.ExitFormat || !strings.Contains(err.Error(), "FIXTURE_INVALID_SHADER_DATA") {
-			t.Fatalf("got error %v (exit %d), want the library's INVALID_SHADER_DATA text and exit 3", err, cli.CodeOf(err))
+		if err == nil || exitcode.Of(err) != exitcode.Format || !strings.Contains(err.Error(), "FIXTURE_INVALID_SHADER_DATA") {
+			t.Fatalf("got error %v (exit %d), want the library's INVALID_SHADER_DATA text and exit 3", err, exitcode.Of(err))
 		}
 		compareBatches(t, c.batches, []wire.Batch{expect(wire.TypeShaderData, 2, 1, 0)})
 
 		c = collector{}
 		err = d.Decode(context.Background(), strings.NewReader("gfxip 11\nfail 1\n"), noISA, c.emit)
-		if cli.CodeOf(err) != cli.ExitFailed || !strings.Contains(err.Error(), "FIXTURE_ERROR") {
+		if exitcode.Of(err) != exitcode.Failed || !strings.Contains(err.Error(), "FIXTURE_ERROR") {
 			t.Fatalf("got %v, want FIXTURE_ERROR with exit 1", err)
 		}
 		compareBatches(t, c.batches, []wire.Batch{{Type: wire.TypeGFXIP, GFXIP: 11}})
@@ -661,7 +661,7 @@ func TestImplausibleSizes(t *testing.T) {
 	for _, script := range []string{"huge 6\n", "huge 3\n", "huge 300\n", "hugewave\n"} {
 		var c collector
 		err := d.Decode(context.Background(), strings.NewReader("rec 6 1 1\n"+script+"rec 6 1 2\n"), noISA, c.emit)
-		if err == nil || !strings.Contains(err.Error(), "implausible") || cli.CodeOf(err) != cli.ExitFailed {
+		if err == nil || !strings.Contains(err.Error(), "implausible") || exitcode.Of(err) != exitcode.Failed {
 			t.Errorf("%q: got %v", script, err)
 		}
 		if len(c.batches) != 1 {
@@ -780,11 +780,11 @@ func TestV1Fallback(t *testing.T) {
 		t.Errorf("API %q version %q name %q, want v1 0.1.6 rocm", d.API(), d.Version(), d.Name())
 	}
 	err = d.AddCodeObject(1, 0, 16, []byte("\x7fELF"))
-	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "V1") {
+	if exitcode.Of(err) != exitcode.NoLibrary || !strings.Contains(err.Error(), "V1") {
 		t.Errorf("AddCodeObject on V1: %v", err)
 	}
 	err = d.Decode(context.Background(), strings.NewReader("gfxip 9\n"), nil, (&collector{}).emit)
-	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "index") {
+	if exitcode.Of(err) != exitcode.NoLibrary || !strings.Contains(err.Error(), "index") {
 		t.Errorf("Decode without provider on V1: %v", err)
 	}
 }
@@ -879,13 +879,13 @@ func TestCodeObjects(t *testing.T) {
 	}
 	// With no code object left and no provider, the library cannot disassemble.
 	err := d.Decode(context.Background(), strings.NewReader("gfxip 9\n"), nil, c.emit)
-	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "FIXTURE_NOT_IMPLEMENTED") {
+	if exitcode.Of(err) != exitcode.NoLibrary || !strings.Contains(err.Error(), "FIXTURE_NOT_IMPLEMENTED") {
 		t.Errorf("Decode without ISA source: %v", err)
 	}
 
 	nd := loadFixture(t, "-DFIXTURE_NO_DISASM")
 	err = nd.AddCodeObject(1, 0, 16, []byte("\x7fELF"))
-	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "without a disassembler") {
+	if exitcode.Of(err) != exitcode.NoLibrary || !strings.Contains(err.Error(), "without a disassembler") {
 		t.Errorf("NOT_IMPLEMENTED codeobj_load: %v", err)
 	}
 }
@@ -900,9 +900,9 @@ func TestMissingSymbols(t *testing.T) {
 	} {
 		lib := buildFixture(t, t.TempDir(), "fixture.so", strings.Fields(tc.define)...)
 		_, err := Load(lib)
-		if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "missing symbol(s) "+tc.symbol) ||
+		if exitcode.Of(err) != exitcode.NoLibrary || !strings.Contains(err.Error(), "missing symbol(s) "+tc.symbol) ||
 			!strings.Contains(err.Error(), lib) {
-			t.Errorf("%s: got %v (exit %d), want exit 4 naming %s and the file", tc.define, err, cli.CodeOf(err), tc.symbol)
+			t.Errorf("%s: got %v (exit %d), want exit 4 naming %s and the file", tc.define, err, exitcode.Of(err), tc.symbol)
 		}
 	}
 }
@@ -951,8 +951,8 @@ func TestMissingLibrary(t *testing.T) {
 		t.Skipf("a decoder library is installed in the loader's path (%s): cannot test its absence", d.Path())
 	}
 	msg := err.Error()
-	if cli.CodeOf(err) != cli.ExitLibrary {
-		t.Errorf("exit code %d, want 4", cli.CodeOf(err))
+	if exitcode.Of(err) != exitcode.NoLibrary {
+		t.Errorf("exit code %d, want 4", exitcode.Of(err))
 	}
 	for _, want := range []string{EnvLib, dir, filepath.Join(dir, "rocm", "lib"), "/opt/rocm/lib",
 		"dynamic loader: librocprof-trace-decoder.so", "dynamic loader: librocprof-trace-decoder.so.0.1"} {
@@ -966,12 +966,12 @@ func TestMissingLibrary(t *testing.T) {
 
 	missing := filepath.Join(dir, "nope.so")
 	_, err = Load(missing)
-	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), "--lib "+missing) {
+	if exitcode.Of(err) != exitcode.NoLibrary || !strings.Contains(err.Error(), "--lib "+missing) {
 		t.Errorf("Load(%s): %v", missing, err)
 	}
 	t.Setenv(EnvLib, missing)
 	_, err = Load("")
-	if cli.CodeOf(err) != cli.ExitLibrary || !strings.Contains(err.Error(), EnvLib+" "+missing) {
+	if exitcode.Of(err) != exitcode.NoLibrary || !strings.Contains(err.Error(), EnvLib+" "+missing) {
 		t.Errorf("%s=%s: %v", EnvLib, missing, err)
 	}
 }

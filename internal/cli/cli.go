@@ -1,5 +1,5 @@
-// Package cli holds what every attkit binary shares: exit codes, the one
-// place errors are printed, kong parsing that a test can drive in-process,
+// Package cli holds what every attkit binary shares: the one place errors
+// are printed (with the exit codes of internal/exitcode), kong parsing that a test can drive in-process,
 // "-" for standard input, atomic output files and the progress switch.
 package cli
 
@@ -18,49 +18,6 @@ import (
 	"github.com/attkit/attkit/internal/publish"
 )
 
-// Exit codes shared by all tools: those of package exitcode, named here
-// for the commands, which import cli for everything else too.
-const (
-	ExitOK      = exitcode.OK      // success
-	ExitFailed  = exitcode.Failed  // processing failed or records were bad
-	ExitUsage   = exitcode.Usage   // bad flags or arguments
-	ExitFormat  = exitcode.Format  // not our format, or an unsupported version or architecture
-	ExitLibrary = exitcode.Library // decoder library missing or unusable
-)
-
-// An ExitCoder is an error that chooses the process exit status.
-type ExitCoder = exitcode.Coder
-
-// Error is an error with an exit code.
-type Error struct {
-	Code int
-	Err  error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-// ExitCode implements ExitCoder.
-func (e *Error) ExitCode() int { return e.Code }
-
-// Errorf returns an error with the given exit code.
-func Errorf(code int, format string, args ...any) error {
-	return &Error{Code: code, Err: fmt.Errorf(format, args...)}
-}
-
-// Silent marks an error whose messages were already printed; Fail prints
-// nothing more and returns its code.
-type Silent struct{ Code int }
-
-func (s Silent) Error() string { return "already reported" }
-
-// ExitCode implements ExitCoder.
-func (s Silent) ExitCode() int { return s.Code }
-
-// CodeOf returns the exit code an error asks for: the first ExitCoder in its
-// chain, else 1.
-func CodeOf(err error) int { return exitcode.Of(err) }
-
 // Env is one invocation of a tool: its name and standard streams.
 type Env struct {
 	Name   string
@@ -73,14 +30,14 @@ type Env struct {
 // code. A nil error returns 0.
 func (e *Env) Fail(err error) int {
 	if err == nil {
-		return ExitOK
+		return exitcode.OK
 	}
-	var s Silent
+	var s exitcode.Silent
 	if !errors.As(err, &s) {
 		msg := strings.TrimRight(err.Error(), "\n")
 		fmt.Fprintf(e.Stderr, "%s: %s\n", e.Name, msg)
 	}
-	return CodeOf(err)
+	return exitcode.Of(err)
 }
 
 // Warnf prints "<tool>: warning: <msg>" on stderr.
@@ -114,14 +71,14 @@ func (e *Env) Parse(cli any, description string, args []string, opts ...kong.Opt
 	parser, err := kong.New(cli, all...)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "%s: %v\n", e.Name, err)
-		return ExitFailed, true
+		return exitcode.Failed, true
 	}
 	if _, err := parser.Parse(args); err != nil {
 		fmt.Fprintf(e.Stderr, "%s: %v\n", e.Name, err)
 		fmt.Fprintf(e.Stderr, "Run '%s --help' for usage.\n", e.Name)
-		return ExitUsage, true
+		return exitcode.Usage, true
 	}
-	return ExitOK, false
+	return exitcode.OK, false
 }
 
 // Version returns the module version and VCS revision of the running binary.

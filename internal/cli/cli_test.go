@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/attkit/attkit/internal/exitcode"
 )
 
 type testFlags struct {
@@ -37,7 +39,7 @@ func TestParse(t *testing.T) {
 		t.Errorf("version: %d %v %q", code, done, out)
 	}
 	e, _, errb := env()
-	if code, done := e.Parse(&testFlags{}, "desc", []string{"--count", "x"}); !done || code != ExitUsage ||
+	if code, done := e.Parse(&testFlags{}, "desc", []string{"--count", "x"}); !done || code != exitcode.Usage ||
 		!strings.HasPrefix(errb.String(), "att-x: ") || !strings.Contains(errb.String(), "--help") {
 		t.Errorf("usage error: %d %v %q", code, done, errb)
 	}
@@ -48,7 +50,7 @@ func TestFail(t *testing.T) {
 	if e.Fail(nil) != 0 || errb.Len() != 0 {
 		t.Error("nil error printed something")
 	}
-	if code := e.Fail(Errorf(ExitFormat, "not ours")); code != 3 || errb.String() != "att-x: not ours\n" {
+	if code := e.Fail(exitcode.Errorf(exitcode.Format, "not ours")); code != 3 || errb.String() != "att-x: not ours\n" {
 		t.Errorf("coded: %d %q", code, errb)
 	}
 	errb.Reset()
@@ -56,7 +58,7 @@ func TestFail(t *testing.T) {
 		t.Errorf("plain: %d %q", code, errb)
 	}
 	errb.Reset()
-	if code := e.Fail(Silent{Code: 4}); code != 4 || errb.Len() != 0 {
+	if code := e.Fail(exitcode.Silent{Code: 4}); code != 4 || errb.Len() != 0 {
 		t.Errorf("silent: %d %q", code, errb)
 	}
 	e.Warnf("%s: %s", "t.att", "Data Lost")
@@ -188,8 +190,8 @@ func TestDistinct(t *testing.T) {
 			}
 			continue
 		}
-		if err == nil || !strings.HasPrefix(err.Error(), c.msg) || CodeOf(err) != ExitUsage {
-			t.Errorf("%q: %v (exit %d), want %q, exit 2", c.paths, err, CodeOf(err), c.msg)
+		if err == nil || !strings.HasPrefix(err.Error(), c.msg) || exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("%q: %v (exit %d), want %q, exit 2", c.paths, err, exitcode.Of(err), c.msg)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"os"
+
+	"github.com/attkit/attkit/internal/exitcode"
 )
 
 // Distinct fails with a usage error when an input is given twice: the
@@ -18,7 +20,7 @@ func Distinct(paths []string) error {
 	for _, p := range paths {
 		if p == "-" || p == "" {
 			if stdin {
-				return Errorf(ExitUsage, "standard input (-) given twice")
+				return exitcode.Errorf(exitcode.Usage, "standard input (-) given twice")
 			}
 			stdin = true
 			continue
@@ -30,9 +32,9 @@ func Distinct(paths []string) error {
 		for _, s := range files {
 			if os.SameFile(s.st, st) {
 				if s.path == p {
-					return Errorf(ExitUsage, "%s given twice: give each input once", p)
+					return exitcode.Errorf(exitcode.Usage, "%s given twice: give each input once", p)
 				}
-				return Errorf(ExitUsage, "%s and %s are the same file: give each input once", s.path, p)
+				return exitcode.Errorf(exitcode.Usage, "%s and %s are the same file: give each input once", s.path, p)
 			}
 		}
 		files = append(files, seen{p, st})

@@ -44,7 +44,7 @@ func TargetName(flags uint32) string {
 
 // A FormatError reports a file that is not an AMDGPU code object: not an
 // ELF file, an ELF file of another machine, or an ELF file too damaged to
-// read. Its exit code is 3 (cli.ExitFormat).
+// read. Its exit code is 3 (exitcode.Format).
 type FormatError struct {
 	Path string
 	Msg  string

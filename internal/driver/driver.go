@@ -32,7 +32,7 @@ import (
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/backend"
 	"github.com/attkit/attkit/internal/cdec"
-	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/wire"
@@ -90,7 +90,7 @@ func New(opt Options) (*Driver, error) {
 	}
 	if opt.Backend == "native" {
 		if len(opt.CodeObjects) > 0 {
-			return nil, cli.Errorf(cli.ExitUsage,
+			return nil, exitcode.Errorf(exitcode.Usage,
 				"--code-object needs the ROCm library's disassembler (--backend rocm); the native decoder takes --index")
 		}
 		return d, nil
@@ -165,7 +165,7 @@ type codeObject struct {
 }
 
 func parseCodeObject(s string) (codeObject, error) {
-	bad := cli.Errorf(cli.ExitUsage, "--code-object %q: want ID=PATH@ADDR", s)
+	bad := exitcode.Errorf(exitcode.Usage, "--code-object %q: want ID=PATH@ADDR", s)
 	idStr, rest, ok := strings.Cut(s, "=")
 	if !ok {
 		return codeObject{}, bad
@@ -315,7 +315,7 @@ func (d *Driver) Decode(ctx context.Context, t Trace, sink Sink) (Result, error)
 		return Result{}, &Prefixed{Prefix: t.Name, Err: err}
 	}
 	if err := sqtt.CheckPlausible(prefix); err != nil {
-		return Result{}, cli.Errorf(cli.ExitFormat, "%s: %v", t.Name, err)
+		return Result{}, exitcode.Errorf(exitcode.Format, "%s: %v", t.Name, err)
 	}
 	dec, release, err := d.decoder()
 	if err != nil {
@@ -425,7 +425,7 @@ func (s *session) decodeError(err error) error {
 	}
 	var ae *sqtt.ArchError
 	if errors.As(err, &ae) {
-		return cli.Errorf(cli.ExitFormat, "%s: %v", s.t.Name, err)
+		return exitcode.Errorf(exitcode.Format, "%s: %v", s.t.Name, err)
 	}
 	return &Prefixed{Prefix: s.t.Name, Err: err}
 }

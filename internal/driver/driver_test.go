@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attkit/attkit/internal/cli"
+	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -57,8 +57,8 @@ func TestDecode(t *testing.T) {
 	r = recorder{}
 	_, err = d.Decode(context.Background(), Trace{Name: "b1.att", Input: bytes.NewReader(b1), Code: rdna}, &r)
 	want := "b1.att: a gfx9 trace, but the code objects are for gfx1100: give the code objects of this trace's GPU, or --any-arch"
-	if err == nil || err.Error() != want || cli.CodeOf(err) != cli.ExitFormat || r.hdr != nil || r.batches != 0 {
-		t.Errorf("arch mismatch: %v (exit %d), sink %+v; want %q", err, cli.CodeOf(err), r, want)
+	if err == nil || err.Error() != want || exitcode.Of(err) != exitcode.Format || r.hdr != nil || r.batches != 0 {
+		t.Errorf("arch mismatch: %v (exit %d), sink %+v; want %q", err, exitcode.Of(err), r, want)
 	}
 
 	r = recorder{}
