@@ -19,7 +19,7 @@ import (
 // PlausibleScanBytes is how many bytes of a trace, header included,
 // CheckPlausible looks at: the rest is not read, so the check costs the
 // same on a trace of 4 KB and one of 4 GB.
-const PlausibleScanBytes = 1 << 20
+const PlausibleScanBytes = 256 << 10
 
 // The refusal rule (1.6): a body is implausible when at least
 // implausibleMin of its scanned tokens are impossible and they make at

@@ -12,7 +12,9 @@ import (
 
 	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/sqtt"
+	"github.com/attkit/attkit/internal/sqttgen"
 	"github.com/attkit/attkit/internal/testutil"
+	"github.com/attkit/attkit/internal/wire"
 )
 
 // plausibleLayouts are the header layouts of every architecture the native
@@ -161,6 +163,27 @@ func TestPlausibleShortAndForeign(t *testing.T) {
 	} {
 		if err := sqtt.CheckPlausible(b); err != nil {
 			t.Errorf("%x...: %v", b[:min(len(b), 8)], err)
+		}
+	}
+}
+
+// BenchmarkCheckPlausible scans the 256 KiB prefix of a generated gfx11
+// trace, the most the check reads of any trace.
+func BenchmarkCheckPlausible(b *testing.B) {
+	ix, err := wire.ReadIndexFile(filepath.Join("testdata", "rdna", "gfx1100.index"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, _, err := sqttgen.GenerateRDNA(sqttgen.Config{Index: ix, Seed: 1, Instrument: true, TargetBytes: sqtt.PlausibleScanBytes},
+		sqttgen.RDNA{GFXIP: 11})
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = data[:min(len(data), sqtt.PlausibleScanBytes)]
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if err := sqtt.CheckPlausible(data); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
