@@ -205,12 +205,12 @@ func TestReadmeTour(t *testing.T) {
 				t.Errorf("att-stats --format top: want a header and 5 ranked PCs:\n%s", out)
 			}
 		case strings.HasPrefix(c, "att-info testdata/sample"):
-			if !bytes.Contains(out, []byte("shader engines: 0, 1 of 2 carried instructions")) ||
+			if !bytes.Contains(out, []byte("shader engines: SE 0, 1 of 2 carried instructions")) ||
 				!bytes.Contains(out, []byte("verdict: something to analyse")) {
 				t.Errorf("att-info on the sample:\n%s", out)
 			}
 		case strings.HasPrefix(c, "att-info ../shared/real/gfx1100_gemm_0"):
-			if !bytes.Contains(out, []byte("shader engines: 0, 1 of 6 carried instructions")) ||
+			if !bytes.Contains(out, []byte("shader engines: SE 0, 1 of 6 carried instructions")) ||
 				!bytes.Contains(out, []byte("verdict: something to analyse")) {
 				t.Errorf("att-info on gfx1100_gemm_0:\n%s", out)
 			}

@@ -387,7 +387,7 @@ func writeText(w io.Writer, v *captureInfo, ts []*traceInfo) error {
 	}
 	se := v.ShaderEngines
 	if se.OK {
-		fmt.Fprintf(w, "shader engines: %s of %d carried instructions (CUs %s)\n", ints(se.InstructionTrace), len(se.All), ints(se.CUs))
+		fmt.Fprintf(w, "shader engines: SE %s of %d carried instructions (CUs %s)\n", ints(se.InstructionTrace), len(se.All), ints(se.CUs))
 	} else {
 		fmt.Fprintf(w, "shader engines: none of %d carried instructions\n  fix: %s\n", len(se.All), se.Fix)
 	}

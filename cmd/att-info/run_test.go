@@ -162,7 +162,7 @@ func TestSample(t *testing.T) {
 		t.Errorf("capture: %v", c)
 	}
 	code, text, _ := runCmd("--backend", "native", sampleDir())
-	for _, want := range []string{"SE  RUN  ARCH", "shader engines: 0, 1 of 2 carried instructions",
+	for _, want := range []string{"SE  RUN  ARCH", "shader engines: SE 0, 1 of 2 carried instructions",
 		"architecture: gfx9 traces, code objects gfx942: they agree", "verdict: something to analyse"} {
 		if code != 0 || !strings.Contains(text, want) {
 			t.Errorf("text form (exit %d) lacks %q:\n%s", code, want, text)
