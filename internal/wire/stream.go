@@ -135,29 +135,13 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		dst = appendArrayLen(dst, len(b.Occupancy))
 		for i := range b.Occupancy {
 			dst = spill.check(dst)
-			o := &b.Occupancy[i]
-			dst = appendArrayLen(dst, nFields(TypeOccupancy))
-			dst = appendUint(dst, o.PC.Address)
-			dst = appendUint(dst, o.PC.CodeObjectID)
-			dst = appendUint(dst, o.Time)
-			dst = appendUint(dst, uint64(o.Reserved))
-			dst = appendUint(dst, uint64(o.CU))
-			dst = appendUint(dst, uint64(o.SIMD))
-			dst = appendUint(dst, uint64(o.WaveID))
-			dst = appendUint(dst, uint64(o.Word()))
+			dst = appendOccupancy(dst, &b.Occupancy[i])
 		}
 	case TypePerfEvent:
 		dst = appendArrayLen(dst, len(b.PerfEvents))
 		for i := range b.PerfEvents {
 			dst = spill.check(dst)
-			p := &b.PerfEvents[i]
-			dst = appendArrayLen(dst, nFields(TypePerfEvent))
-			dst = appendInt(dst, p.Time)
-			for _, e := range p.Events {
-				dst = appendUint(dst, uint64(e))
-			}
-			dst = appendUint(dst, uint64(p.CU))
-			dst = appendUint(dst, uint64(p.Bank))
+			dst = appendPerfEvent(dst, &b.PerfEvents[i])
 		}
 	case TypeWave:
 		dst = appendArrayLen(dst, len(b.Waves))
@@ -169,16 +153,7 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		dst = appendArrayLen(dst, len(b.Events))
 		for i := range b.Events {
 			dst = spill.check(dst)
-			e := &b.Events[i]
-			dst = appendArrayLen(dst, nFields(TypeEvent))
-			dst = appendUint(dst, e.Size)
-			dst = appendInt(dst, e.Time)
-			dst = appendInt(dst, int64(e.Type))
-			dst = appendUint(dst, uint64(e.MEID))
-			dst = appendUint(dst, uint64(e.PipeID))
-			dst = appendUint(dst, uint64(e.Flags))
-			dst = appendUint(dst, e.Payload)
-			dst = appendUint(dst, e.ByteOffset)
+			dst = appendEvent(dst, &b.Events[i])
 		}
 	case TypeShaderData:
 		dst = appendArrayLen(dst, len(b.ShaderData))
@@ -190,68 +165,25 @@ func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 		dst = appendArrayLen(dst, len(b.Realtime))
 		for i := range b.Realtime {
 			dst = spill.check(dst)
-			r := &b.Realtime[i]
-			dst = appendArrayLen(dst, nFields(TypeRealtime))
-			dst = appendInt(dst, r.ShaderClock)
-			dst = appendUint(dst, r.RealtimeClock)
-			dst = appendUint(dst, r.Reserved)
+			dst = appendRealtime(dst, &b.Realtime[i])
 		}
 	case TypeInstOtherSIMD:
 		dst = appendArrayLen(dst, len(b.OtherSIMD))
 		for i := range b.OtherSIMD {
 			dst = spill.check(dst)
-			o := &b.OtherSIMD[i]
-			dst = appendArrayLen(dst, nFields(TypeInstOtherSIMD))
-			dst = appendUint(dst, o.Size)
-			dst = appendInt(dst, o.Time)
-			dst = appendUint(dst, uint64(o.Cycles))
-			dst = appendUint(dst, uint64(o.WGP))
-			dst = appendUint(dst, uint64(o.Category))
+			dst = appendOtherSIMD(dst, &b.OtherSIMD[i])
 		}
 	case TypeDispatch:
 		dst = appendArrayLen(dst, len(b.Dispatches))
 		for i := range b.Dispatches {
 			dst = spill.check(dst)
-			d := &b.Dispatches[i]
-			dst = appendArrayLen(dst, nFields(TypeDispatch))
-			dst = appendUint(dst, d.Size)
-			dst = appendInt(dst, d.Time)
-			dst = appendUint(dst, uint64(d.MEID))
-			dst = appendUint(dst, uint64(d.PipeID))
-			dst = appendUint(dst, uint64(d.UserSGPRs))
-			dst = appendInt(dst, int64(d.Flags))
-			dst = appendUint(dst, uint64(d.VGPRs))
-			dst = appendUint(dst, uint64(d.SGPRs))
-			dst = appendUint(dst, uint64(d.LDSSize))
-			for _, t := range d.ThreadDim {
-				dst = appendUint(dst, uint64(t))
-			}
-			dst = appendUint(dst, d.DispatchPktAddr)
-			dst = appendUint(dst, d.ByteOffset)
-			dst = appendUint(dst, d.EntryPoint.Address)
-			dst = appendUint(dst, d.EntryPoint.CodeObjectID)
+			dst = appendDispatch(dst, &b.Dispatches[i])
 		}
 	case TypeMarker:
 		dst = appendArrayLen(dst, len(b.Markers))
 		for i := range b.Markers {
 			dst = spill.check(dst)
-			k := &b.Markers[i]
-			dst = appendArrayLen(dst, nFields(TypeMarker))
-			dst = appendUint(dst, k.Size)
-			dst = appendShaderData(dst, &k.ShaderData)
-			dst = appendUint(dst, k.KernelEntry.Address)
-			dst = appendUint(dst, k.KernelEntry.CodeObjectID)
-			dst = appendUint(dst, k.CodeObjectID)
-			dst = appendStrOrNil(dst, k.Name, k.NameNull)
-			dst = appendStrOrNil(dst, k.SourceLocation, k.SourceNull)
-			dst = appendUint(dst, uint64(k.MarkerID))
-			dst = appendUint(dst, uint64(k.RecordKind))
-			dst = appendUint(dst, uint64(k.MarkerKind))
-			dst = appendUint(dst, uint64(k.MarkerFlags))
-			dst = appendUint(dst, uint64(k.PayloadIndex))
-			dst = appendUint(dst, uint64(k.PayloadCount))
-			dst = appendInt(dst, int64(k.Delay))
-			dst = appendUint(dst, uint64(k.Reserved))
+			dst = appendMarker(dst, &b.Markers[i])
 		}
 	default:
 		dst = appendArrayLen(dst, nRaw)
@@ -269,34 +201,12 @@ func appendStrOrNil(dst []byte, s string, null bool) []byte {
 	return appendString(dst, s)
 }
 
-func appendShaderData(dst []byte, s *ShaderData) []byte {
-	dst = appendArrayLen(dst, nFields(TypeShaderData))
-	dst = appendInt(dst, s.Time)
-	dst = appendUint(dst, s.Value)
-	dst = appendUint(dst, uint64(s.CU))
-	dst = appendUint(dst, uint64(s.SIMD))
-	dst = appendUint(dst, uint64(s.WaveID))
-	dst = appendUint(dst, uint64(s.Flags))
-	return appendUint(dst, uint64(s.Reserved))
-}
-
 // appendWave encodes a wave as a 13-element array whose timeline and
 // instructions are flat arrays (2 and 6 values per element): instructions are
 // the bulk of every stream, and flat arrays of small integers are the
 // cheapest msgpack there is to write and read.
 func appendWave(dst []byte, w *Wave) []byte {
-	dst = appendArrayLen(dst, nFields(TypeWave))
-	dst = appendUint(dst, uint64(w.CU))
-	dst = appendUint(dst, uint64(w.SIMD))
-	dst = appendUint(dst, uint64(w.WaveID))
-	dst = appendUint(dst, uint64(w.Contexts))
-	dst = appendUint(dst, uint64(w.Dispatcher))
-	dst = appendUint(dst, uint64(w.WorkgroupID))
-	dst = appendUint(dst, uint64(w.ClusterID))
-	dst = appendUint(dst, uint64(w.Reserved))
-	dst = appendUint(dst, w.Size)
-	dst = appendInt(dst, w.BeginTime)
-	dst = appendInt(dst, w.EndTime)
+	dst = appendWaveHead(dst, w)
 	dst = appendArrayLen(dst, nTimeline*len(w.Timeline))
 	for _, s := range w.Timeline {
 		dst = appendInt(dst, int64(s.Type))
@@ -586,29 +496,11 @@ func (rd *Reader) readRecords(t RecordType, n int) {
 			b.Info = append(b.Info, Info(m.un("info", "info", 32)))
 		case TypeOccupancy:
 			var o Occupancy
-			if m.wantArray("occupancy", nFields(TypeOccupancy)) {
-				const r = "occupancy"
-				o.PC.Address = m.un(r, "pc.address", 64)
-				o.PC.CodeObjectID = m.un(r, "pc.code_object_id", 64)
-				o.Time = m.un(r, "time", 64)
-				o.Reserved = uint8(m.un(r, "reserved", 8))
-				o.CU = uint8(m.un(r, "cu", 8))
-				o.SIMD = uint8(m.un(r, "simd", 8))
-				o.WaveID = uint8(m.un(r, "wave_id", 8))
-				o.SetWord(uint32(m.un(r, "word", 32)))
-			}
+			m.readOccupancy(&o)
 			b.Occupancy = append(b.Occupancy, o)
 		case TypePerfEvent:
 			var p PerfEvent
-			if m.wantArray("perfevent", nFields(TypePerfEvent)) {
-				const r = "perfevent"
-				p.Time = m.in(r, "time", 64)
-				for k := range p.Events {
-					p.Events[k] = uint16(m.un(r, perfEventNames[k], 16))
-				}
-				p.CU = uint8(m.un(r, "cu", 8))
-				p.Bank = uint8(m.un(r, "bank", 8))
-			}
+			m.readPerfEvent(&p)
 			b.PerfEvents = append(b.PerfEvents, p)
 		case TypeWave:
 			if len(b.Waves) < cap(b.Waves) {
@@ -619,100 +511,29 @@ func (rd *Reader) readRecords(t RecordType, n int) {
 			rd.readWave(&b.Waves[len(b.Waves)-1])
 		case TypeEvent:
 			var e Event
-			if m.wantArray("event", nFields(TypeEvent)) {
-				const r = "event"
-				e.Size = m.un(r, "size", 64)
-				e.Time = m.in(r, "time", 64)
-				e.Type = EventType(m.in(r, "type", 32))
-				e.MEID = uint8(m.un(r, "me_id", 8))
-				e.PipeID = uint8(m.un(r, "pipe_id", 8))
-				e.Flags = uint16(m.un(r, "flags", 16))
-				e.Payload = m.un(r, "payload", 64)
-				e.ByteOffset = m.un(r, "byte_offset", 64)
-			}
+			m.readEvent(&e)
 			b.Events = append(b.Events, e)
 		case TypeShaderData:
 			var s ShaderData
-			rd.readShaderData(&s)
+			m.readShaderData(&s)
 			b.ShaderData = append(b.ShaderData, s)
 		case TypeRealtime:
 			var r Realtime
-			if m.wantArray("realtime", nFields(TypeRealtime)) {
-				const n = "realtime"
-				r.ShaderClock = m.in(n, "shader_clock", 64)
-				r.RealtimeClock = m.un(n, "realtime_clock", 64)
-				r.Reserved = m.un(n, "reserved", 64)
-			}
+			m.readRealtime(&r)
 			b.Realtime = append(b.Realtime, r)
 		case TypeInstOtherSIMD:
 			var o OtherSIMD
-			if m.wantArray("inst_other_simd", nFields(TypeInstOtherSIMD)) {
-				const r = "inst_other_simd"
-				o.Size = m.un(r, "size", 64)
-				o.Time = m.in(r, "time", 64)
-				o.Cycles = uint16(m.un(r, "cycles", 16))
-				o.WGP = uint8(m.un(r, "wgp", 8))
-				o.Category = InstCategory(m.un(r, "category", 8))
-			}
+			m.readOtherSIMD(&o)
 			b.OtherSIMD = append(b.OtherSIMD, o)
 		case TypeDispatch:
 			var d Dispatch
-			if m.wantArray("dispatch", nFields(TypeDispatch)) {
-				const r = "dispatch"
-				d.Size = m.un(r, "size", 64)
-				d.Time = m.in(r, "time", 64)
-				d.MEID = uint8(m.un(r, "me_id", 8))
-				d.PipeID = uint8(m.un(r, "pipe_id", 8))
-				d.UserSGPRs = uint16(m.un(r, "user_sgprs", 16))
-				d.Flags = int32(m.in(r, "flags", 32))
-				d.VGPRs = uint32(m.un(r, "vgprs", 32))
-				d.SGPRs = uint32(m.un(r, "sgprs", 32))
-				d.LDSSize = uint32(m.un(r, "lds_size", 32))
-				for k := range d.ThreadDim {
-					d.ThreadDim[k] = uint32(m.un(r, threadDimNames[k], 32))
-				}
-				d.DispatchPktAddr = m.un(r, "dispatch_pkt_addr", 64)
-				d.ByteOffset = m.un(r, "byte_offset", 64)
-				d.EntryPoint.Address = m.un(r, "entry_point.address", 64)
-				d.EntryPoint.CodeObjectID = m.un(r, "entry_point.code_object_id", 64)
-			}
+			m.readDispatch(&d)
 			b.Dispatches = append(b.Dispatches, d)
 		case TypeMarker:
 			var k Marker
-			if m.wantArray("marker", nFields(TypeMarker)) {
-				const r = "marker"
-				k.Size = m.un(r, "size", 64)
-				rd.readShaderData(&k.ShaderData)
-				k.KernelEntry.Address = m.un(r, "kernel_entry.address", 64)
-				k.KernelEntry.CodeObjectID = m.un(r, "kernel_entry.code_object_id", 64)
-				k.CodeObjectID = m.un(r, "code_object_id", 64)
-				k.Name, k.NameNull = m.strOrNil()
-				k.SourceLocation, k.SourceNull = m.strOrNil()
-				k.MarkerID = uint32(m.un(r, "marker_id", 32))
-				k.RecordKind = MarkerRecordKind(m.un(r, "record_kind", 32))
-				k.MarkerKind = MarkerKind(m.un(r, "marker_kind", 32))
-				k.MarkerFlags = uint32(m.un(r, "marker_flags", 32))
-				k.PayloadIndex = uint32(m.un(r, "payload_index", 32))
-				k.PayloadCount = uint32(m.un(r, "payload_count", 32))
-				k.Delay = int32(m.in(r, "delay", 32))
-				k.Reserved = uint32(m.un(r, "reserved", 32))
-			}
+			m.readMarker(&k)
 			b.Markers = append(b.Markers, k)
 		}
-	}
-}
-
-func (rd *Reader) readShaderData(s *ShaderData) {
-	m := &rd.m
-	if m.wantArray("shaderdata", nFields(TypeShaderData)) {
-		const r = "shaderdata"
-		s.Time = m.in(r, "time", 64)
-		s.Value = m.un(r, "value", 64)
-		s.CU = uint8(m.un(r, "cu", 8))
-		s.SIMD = uint8(m.un(r, "simd", 8))
-		s.WaveID = uint8(m.un(r, "wave_id", 8))
-		s.Flags = uint8(m.un(r, "flags", 8))
-		s.Reserved = uint32(m.un(r, "reserved", 32))
 	}
 }
 
@@ -721,21 +542,9 @@ func (rd *Reader) readWave(w *Wave) {
 	tl, ins := w.Timeline[:0], w.Instructions[:0]
 	*w = Wave{}
 	defer func() { w.Timeline, w.Instructions = tl, ins }()
-	if !m.wantArray("wave", nFields(TypeWave)) {
+	if m.readWaveHead(w); m.err != nil {
 		return
 	}
-	const r = "wave"
-	w.CU = uint8(m.un(r, "cu", 8))
-	w.SIMD = uint8(m.un(r, "simd", 8))
-	w.WaveID = uint8(m.un(r, "wave_id", 8))
-	w.Contexts = uint8(m.un(r, "contexts", 8))
-	w.Dispatcher = uint8(m.un(r, "dispatcher", 8))
-	w.WorkgroupID = uint8(m.un(r, "workgroup_id", 8))
-	w.ClusterID = uint8(m.un(r, "cluster_id", 8))
-	w.Reserved = uint8(m.un(r, "reserved", 8))
-	w.Size = m.un(r, "size", 64)
-	w.BeginTime = m.in(r, "begin_time", 64)
-	w.EndTime = m.in(r, "end_time", 64)
 	n := m.arrayLen()
 	if n%nTimeline != 0 {
 		m.failf("wave timeline: %d values is not a multiple of %d", n, nTimeline)
@@ -769,12 +578,6 @@ func (rd *Reader) readWave(w *Wave) {
 		ins = append(ins, in)
 	}
 }
-
-// Names of the fields read in a loop.
-var (
-	perfEventNames = [...]string{"events0", "events1", "events2", "events3"}
-	threadDimNames = [...]string{"thread_dim_x", "thread_dim_y", "thread_dim_z"}
-)
 
 // slowPath turns off the instruction fast path (benchmarks compare both).
 var slowPath = false
