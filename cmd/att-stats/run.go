@@ -174,7 +174,7 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 	folds := map[int]*fold.Fold{}
 	seen := map[int]bool{}
 	var rd *wire.Reader
-	se := -1 // the analyzer's key of the current part
+	part := -1 // the current part: its number in the input from 0, the analyzer's shader-engine key
 	chk := arch.NewChecker(ix, f.Index, f.AnyArch)
 	sel, open, done, err := selection(env, f, ix, filter, paths)
 	if err != nil {
@@ -206,15 +206,15 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 				r := rd.Header().Trace.Run
 				seen[r] = true
 				cur = nil
-				if an != nil && se >= 0 {
+				if an != nil && part >= 0 {
 					// The part before is complete: its second pass can
 					// start while this one is read.
-					if err := an.EndSE(se); err != nil {
+					if err := an.EndSE(part); err != nil {
 						in.Close()
 						return nil, err
 					}
 				}
-				se++
+				part++
 				if f.Run != nil && r != *f.Run {
 					continue
 				}
@@ -235,7 +235,7 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 			}
 			b := rd.Batch()
 			if cur != nil && an != nil && b.Type == wire.TypeInstOtherSIMD {
-				an.AddOther(se, b.OtherSIMD)
+				an.AddOther(part, b.OtherSIMD)
 			}
 			if cur == nil {
 				continue
@@ -260,7 +260,7 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 					cur.AskLines(&b.Waves[i])
 				}
 				if an != nil {
-					if err := an.AddWave(se, &b.Waves[i]); err != nil {
+					if err := an.AddWave(part, &b.Waves[i]); err != nil {
 						in.Close()
 						return nil, err
 					}
