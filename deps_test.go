@@ -28,8 +28,10 @@ const depsRules = `
 # The leaves: the standard library only.
 NONE
   < internal/exitcode, internal/pyjson, internal/pypath, internal/tracename,
-    internal/testutil, scripts/internal/measure, scripts/release;
-internal/exitcode, internal/pyjson, internal/pypath, internal/tracename < LEAF;
+    internal/version, internal/testutil, scripts/internal/measure, scripts/release;
+internal/exitcode, internal/pyjson, internal/pypath, internal/tracename,
+internal/version
+  < LEAF;
 
 # The wire format: the one contract between tools.
 LEAF, github.com/vmihailenco/msgpack/v5 < internal/wire;

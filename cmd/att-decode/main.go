@@ -38,7 +38,7 @@
 // after its 8-byte header ("truncated trace").
 //
 // A trace of another GPU generation than every code object of the index
-// (a gfx9 trace, a gfx1100 index) is an error unless --force.
+// (a gfx9 trace, a gfx1100 index) is an error unless --any-arch.
 //
 // Exit status: 0 ok; 1 decoding failed (malformed trace data, I/O); 2 usage;
 // 3 not a trace, an architecture the chosen backend does not decode

@@ -30,7 +30,7 @@ type flags struct {
 	Run        int      `name:"run" default:"-1" placeholder:"N" help:"Run recorded in the header (default: from the file name, else 1)."`
 	Format     string   `enum:"msgpack,json" default:"msgpack" help:"Output: msgpack (record stream) or json (one object per record per line)."`
 	Jq         string   `name:"jq" placeholder:"FILTER" help:"jq program run on each record's JSON projection: json output prints its results, msgpack output keeps the records it accepts."`
-	Compat     string   `enum:"newest,0.1.6" default:"newest" help:"Native decoder, gfx9: records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6, implies --whole-batches)."`
+	Compat     string   `enum:"newest,0.1.6" default:"newest" help:"Native decoder, every family (gfx9, gfx10-12): records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6, implies --whole-batches)."`
 	WholeBatch bool     `name:"whole-batches" help:"Native decoder: pool occupancy, perf and realtime records to the end of the trace as the library does (memory then grows with the trace; default: batches of at most 65536)."`
 	Progress   bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
 	Quiet      bool     `short:"q" help:"Do not print decoder warnings on stderr."`

@@ -121,7 +121,7 @@ func TestMsgpackHeader(t *testing.T) {
 			h := rd.Header()
 			if h.Backend != "native" || !strings.HasPrefix(h.Producer, "att-decode ") ||
 				h.Trace.SE != 5 || h.Trace.Run != 7 || h.Trace.GFXIP != 9 || h.Trace.Path != trace ||
-				h.BackendVersion == "" {
+				!strings.HasPrefix(h.BackendVersion, "attkit-native ") {
 				t.Errorf("header %+v", h)
 			}
 		case wire.KindBatch:

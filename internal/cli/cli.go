@@ -8,14 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/publish"
+	"github.com/attkit/attkit/internal/version"
 )
 
 // Env is one invocation of a tool: its name and standard streams.
@@ -81,21 +80,9 @@ func (e *Env) Parse(cli any, description string, args []string, opts ...kong.Opt
 	return exitcode.OK, false
 }
 
-// Version returns the module version and VCS revision of the running binary.
-func Version() string {
-	v := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " " + s.Value[:12]
-			}
-		}
-	}
-	return v + " " + runtime.Version()
-}
+// Version returns the module version and VCS revision of the running
+// binary and the Go version it was built with (internal/version).
+func Version() string { return version.String() }
 
 // VersionFlag is the --version flag every tool embeds.
 type VersionFlag struct {

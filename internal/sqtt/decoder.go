@@ -12,13 +12,15 @@ import (
 	"github.com/attkit/attkit/internal/backend"
 	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/isa"
+	"github.com/attkit/attkit/internal/version"
 	"github.com/attkit/attkit/internal/wire"
 )
 
-// Version is the native decoder's version as recorded in stream headers.
-// It follows the behaviour of the newest library revision the
-// specification describes (0.2.x); see the package comment.
-const Version = "0.1.0"
+// Version is the native decoder's version as recorded in stream headers'
+// backend_version: "attkit-native" and the attkit version (module version
+// and VCS revision) it was built from. Which library revision its records
+// follow is the compat mode's, not this string's; see the package comment.
+func Version() string { return "attkit-native " + version.Module() }
 
 // DefaultPoolLimit is the default of Decoder.PoolLimit: the size of the
 // batches the library itself delivers early in double-buffered captures.
@@ -63,7 +65,7 @@ func New() *Decoder { return &Decoder{} }
 func (d *Decoder) Name() string { return "native" }
 
 // Version implements backend.Decoder.
-func (d *Decoder) Version() string { return Version }
+func (d *Decoder) Version() string { return Version() }
 
 var _ backend.Decoder = (*Decoder)(nil)
 

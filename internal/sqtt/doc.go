@@ -14,8 +14,8 @@
 // instrumentation state (2.1), the instruction cache and the stitcher (3)
 // and the record emitter (4).
 //
-// Decoder.Compat016 makes the gfx9 records exactly those of AMD's 0.1.6
-// library build (the one ROCm 7.x ships): on the test vectors, the sample
+// Decoder.Compat016 makes the records of every family exactly those of
+// AMD's 0.1.6 library build (the one ROCm 7.x ships): on the test vectors, the sample
 // captures and generated traces up to 100 MB the record streams are
 // byte-identical to the library's (TestCompat016MatchesLibrary runs the
 // comparison where ROCPROF_TRACE_DECODER_LIB names the library). The
@@ -27,10 +27,11 @@
 // records, no dispatcher, workgroup or cluster fields); and, observed on the
 // library beyond A.3, no late code-object attribution of waves that ended
 // inside the buffer, unresolved placeholders of category NONE instead of 14,
-// and shader-data batches of 65537 records. For RDNA the newest behaviour is
-// kept; the 0.1.6 differences found (the gfx10/gfx11 barrier extension, A.3
-// item 3; WAVE_START_EXT, DP-rate scaling, CONTEXT instructions after traps)
-// are allowed by name in the differential tests.
+// and shader-data batches of 65537 records. For RDNA it reproduces 0.1.6's
+// differences too (its token tables, no gfx10/gfx11 barrier extension, A.3
+// item 3; WAVE_START_EXT, DP-rate scaling, no CONTEXT instruction after a
+// trap, waves emitted at their WAVE_END); the real RDNA traces decode to the
+// library's records exactly with it (real_test.go).
 //
 // Two checks of the trace itself serve every backend: CheckPlausible
 // (plausible.go) refuses a body after a valid header that is no token
