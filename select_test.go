@@ -45,13 +45,12 @@ func TestSelectSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	type krange struct {
-		name     string
-		lo, hi   uint64
-		codeobj  uint64
-		hits     map[uint64]int64
-		waves    []sampleWave
-		slowest  int
-		duration []int64
+		name    string
+		lo, hi  uint64
+		codeobj uint64
+		hits    map[uint64]int64
+		waves   []sampleWave
+		slowest int
 	}
 	var ks []*krange
 	for _, k := range ix.Kernels {
