@@ -28,7 +28,8 @@ const depsRules = `
 # The leaves: the standard library only.
 NONE
   < internal/exitcode, internal/pyjson, internal/pypath, internal/tracename,
-    internal/version, internal/testutil, scripts/internal/measure, scripts/release;
+    internal/version, internal/testutil, scripts/internal/measure, scripts/release,
+    internal/wire/internal/gen;
 internal/exitcode, internal/pyjson, internal/pypath, internal/tracename,
 internal/version
   < LEAF;
@@ -66,7 +67,7 @@ TOOLS, github.com/google/pprof/profile < cmd/att-stats;
 # Scripts: benchmarks and generators, beside the tools.
 TOOLS, internal/sqttgen, internal/testutil, scripts/internal/measure
   < scripts/bench-batch, scripts/bench-cdec/count, scripts/bench-cdec/gen,
-    scripts/bench-decode, scripts/bench-pipeline, scripts/bench-rcv,
+    scripts/bench-decode, scripts/bench-fs, scripts/bench-pipeline, scripts/bench-rcv,
     scripts/difffuzz, scripts/gentrace;
 `
 
