@@ -35,13 +35,16 @@
 // Decoder warnings (data lost, stitch incomplete, wave incomplete) are
 // records and also printed on stderr as "att-decode: warning: TRACE: TEXT"
 // unless --quiet, and so is a trace holding less than one 32-byte block
-// after its 8-byte header ("truncated trace").
+// after its 8-byte header ("truncated trace") and one cut short, inside a
+// token or with waves still running ("cut trace", with the number of
+// waves and whether its size is that of a full buffer; spec 1.7).
 //
 // A trace of another GPU generation than every code object of the index
 // (a gfx9 trace, a gfx1100 index) is an error unless --any-arch.
 //
 // Exit status: 0 ok; 1 decoding failed (malformed trace data, I/O); 2 usage;
-// 3 not a trace, an architecture the chosen backend does not decode
+// 3 not a trace, a valid header followed by data that is no token stream
+// (either backend; spec 1.6), an architecture the chosen backend does not decode
 // (MI400 traces need --backend rocm), or one the index's code objects are
 // not for; 4 the ROCm library is
 // missing with --backend rocm.

@@ -95,7 +95,8 @@
 //
 // Exit status: 0 ok; 1 failure (missing input, bad trace data, an output
 // that exists without --force, a trace skipped by --keep-going); 2 usage (bad flags, ambiguous or duplicate
-// code object ids); 3 not a trace or an unsupported architecture; 4 the
+// code object ids); 3 not a trace (a body after a valid header that is no
+// token stream included) or an unsupported architecture; 4 the
 // ROCm library is missing with --backend rocm; 130/143 interrupted.
 package main
 
