@@ -153,13 +153,7 @@ func (o *objBuilder) record(dst []byte, h *Header, b *Batch, i int) []byte {
 		o.uint("workgroup_id", uint64(r.WorkgroupID))
 		o.uint("cluster_id", uint64(r.ClusterID))
 	case TypePerfEvent:
-		r := &b.PerfEvents[i]
-		o.int("time", r.Time)
-		for k, e := range r.Events {
-			o.uint("events"+strconv.Itoa(k), uint64(e))
-		}
-		o.uint("cu", uint64(r.CU))
-		o.uint("bank", uint64(r.Bank))
+		o.jsonPerfEvent(&b.PerfEvents[i])
 	case TypeWave:
 		w := &b.Waves[i]
 		o.uint("cu", uint64(w.CU))
@@ -207,65 +201,17 @@ func (o *objBuilder) record(dst []byte, h *Header, b *Batch, i int) []byte {
 		ins = append(ins, ']')
 		o.raw("instructions", ins)
 	case TypeEvent:
-		r := &b.Events[i]
-		o.int("time", r.Time)
-		o.enum("event_type", r.Type.String())
-		o.uint("me_id", uint64(r.MEID))
-		o.uint("pipe_id", uint64(r.PipeID))
-		o.uint("flags", uint64(r.Flags))
-		o.uint("payload", r.Payload)
-		o.uint("byte_offset", r.ByteOffset)
+		o.jsonEvent(&b.Events[i])
 	case TypeShaderData:
-		o.shaderData(&b.ShaderData[i])
+		o.jsonShaderData(&b.ShaderData[i])
 	case TypeRealtime:
-		r := &b.Realtime[i]
-		o.int("shader_clock", r.ShaderClock)
-		o.uint("realtime_clock", r.RealtimeClock)
+		o.jsonRealtime(&b.Realtime[i])
 	case TypeInstOtherSIMD:
-		r := &b.OtherSIMD[i]
-		o.int("time", r.Time)
-		o.uint("cycles", uint64(r.Cycles))
-		o.uint("wgp", uint64(r.WGP))
-		o.enum("category", r.Category.String())
+		o.jsonOtherSIMD(&b.OtherSIMD[i])
 	case TypeDispatch:
-		r := &b.Dispatches[i]
-		o.int("time", r.Time)
-		o.uint("me_id", uint64(r.MEID))
-		o.uint("pipe_id", uint64(r.PipeID))
-		o.uint("user_sgprs", uint64(r.UserSGPRs))
-		o.int("flags", int64(r.Flags))
-		o.uint("vgprs", uint64(r.VGPRs))
-		o.uint("sgprs", uint64(r.SGPRs))
-		o.uint("lds_size", uint64(r.LDSSize))
-		o.uint("thread_dim_x", uint64(r.ThreadDim[0]))
-		o.uint("thread_dim_y", uint64(r.ThreadDim[1]))
-		o.uint("thread_dim_z", uint64(r.ThreadDim[2]))
-		o.uint("dispatch_pkt_addr", r.DispatchPktAddr)
-		o.uint("byte_offset", r.ByteOffset)
-		o.pc("entry_point", r.EntryPoint)
+		o.jsonDispatch(&b.Dispatches[i])
 	case TypeMarker:
-		r := &b.Markers[i]
-		var sub objBuilder
-		o.raw("shaderdata", sub.shaderDataObject(&r.ShaderData))
-		o.pc("kernel_entry", r.KernelEntry)
-		o.uint("code_object_id", r.CodeObjectID)
-		if r.NameNull {
-			o.raw("name", []byte("null"))
-		} else {
-			o.str("name", r.Name)
-		}
-		if r.SourceNull {
-			o.raw("source_location", []byte("null"))
-		} else {
-			o.str("source_location", r.SourceLocation)
-		}
-		o.uint("marker_id", uint64(r.MarkerID))
-		o.enum("record_kind", r.RecordKind.String())
-		o.enum("marker_kind", r.MarkerKind.String())
-		o.uint("marker_flags", uint64(r.MarkerFlags))
-		o.uint("payload_index", uint64(r.PayloadIndex))
-		o.uint("payload_count", uint64(r.PayloadCount))
-		o.int("delay", int64(r.Delay))
+		o.jsonMarker(&b.Markers[i])
 	default:
 		o.uint("count", b.Raw.Count)
 		o.uint("elem_size", b.Raw.ElemSize)
@@ -274,18 +220,9 @@ func (o *objBuilder) record(dst []byte, h *Header, b *Batch, i int) []byte {
 	return o.appendTo(dst)
 }
 
-func (o *objBuilder) shaderData(r *ShaderData) {
-	o.int("time", r.Time)
-	o.uint("value", r.Value)
-	o.uint("cu", uint64(r.CU))
-	o.uint("simd", uint64(r.SIMD))
-	o.uint("wave_id", uint64(r.WaveID))
-	o.uint("flags", uint64(r.Flags))
-}
-
 func (o *objBuilder) shaderDataObject(r *ShaderData) []byte {
 	o.reset()
-	o.shaderData(r)
+	o.jsonShaderData(r)
 	return o.appendTo(nil)
 }
 

@@ -131,10 +131,8 @@ func parseJSONRecord(line []byte, tr *Trace, b *Batch) error {
 			WorkgroupID: uint8(o.uint("workgroup_id", 7)), ClusterID: uint8(o.uint("cluster_id", 5))}
 		b.Occupancy = append(b.Occupancy, r)
 	case TypePerfEvent:
-		r := PerfEvent{Time: o.int("time", 64), CU: uint8(o.uint("cu", 8)), Bank: uint8(o.uint("bank", 8))}
-		for k := range r.Events {
-			r.Events[k] = uint16(o.uint("events"+strconv.Itoa(k), 16))
-		}
+		var r PerfEvent
+		o.jsonPerfEvent(&r)
 		b.PerfEvents = append(b.PerfEvents, r)
 	case TypeWave:
 		if len(b.Waves) < cap(b.Waves) {
@@ -144,40 +142,28 @@ func parseJSONRecord(line []byte, tr *Trace, b *Batch) error {
 		}
 		o.wave(&b.Waves[0])
 	case TypeEvent:
-		b.Events = append(b.Events, Event{Time: o.int("time", 64), Type: EventType(o.enum("event_type", eventNames[:], 32, true)),
-			MEID: uint8(o.uint("me_id", 8)), PipeID: uint8(o.uint("pipe_id", 8)), Flags: uint16(o.uint("flags", 16)),
-			Payload: o.uint("payload", 64), ByteOffset: o.uint("byte_offset", 64)})
+		var r Event
+		o.jsonEvent(&r)
+		b.Events = append(b.Events, r)
 	case TypeShaderData:
-		b.ShaderData = append(b.ShaderData, o.shaderData())
+		var r ShaderData
+		o.jsonShaderData(&r)
+		b.ShaderData = append(b.ShaderData, r)
 	case TypeRealtime:
-		b.Realtime = append(b.Realtime, Realtime{ShaderClock: o.int("shader_clock", 64),
-			RealtimeClock: o.uint("realtime_clock", 64)})
+		var r Realtime
+		o.jsonRealtime(&r)
+		b.Realtime = append(b.Realtime, r)
 	case TypeInstOtherSIMD:
-		b.OtherSIMD = append(b.OtherSIMD, OtherSIMD{Time: o.int("time", 64), Cycles: uint16(o.uint("cycles", 16)),
-			WGP: uint8(o.uint("wgp", 8)), Category: InstCategory(o.enum("category", categoryNames[:], 8, false))})
+		var r OtherSIMD
+		o.jsonOtherSIMD(&r)
+		b.OtherSIMD = append(b.OtherSIMD, r)
 	case TypeDispatch:
-		r := Dispatch{Time: o.int("time", 64), MEID: uint8(o.uint("me_id", 8)), PipeID: uint8(o.uint("pipe_id", 8)),
-			UserSGPRs: uint16(o.uint("user_sgprs", 16)), Flags: int32(o.int("flags", 32)),
-			VGPRs: uint32(o.uint("vgprs", 32)), SGPRs: uint32(o.uint("sgprs", 32)), LDSSize: uint32(o.uint("lds_size", 32)),
-			DispatchPktAddr: o.uint("dispatch_pkt_addr", 64), ByteOffset: o.uint("byte_offset", 64),
-			EntryPoint: o.pc("entry_point")}
-		for k, c := range [3]string{"x", "y", "z"} {
-			r.ThreadDim[k] = uint32(o.uint("thread_dim_"+c, 32))
-		}
+		var r Dispatch
+		o.jsonDispatch(&r)
 		b.Dispatches = append(b.Dispatches, r)
 	case TypeMarker:
-		r := Marker{KernelEntry: o.pc("kernel_entry"), CodeObjectID: o.uint("code_object_id", 64),
-			MarkerID:    uint32(o.uint("marker_id", 32)),
-			RecordKind:  MarkerRecordKind(o.enum("record_kind", markerRecordKindNames[:], 32, false)),
-			MarkerKind:  MarkerKind(o.enum("marker_kind", markerKindNames[:], 32, false)),
-			MarkerFlags: uint32(o.uint("marker_flags", 32)), PayloadIndex: uint32(o.uint("payload_index", 32)),
-			PayloadCount: uint32(o.uint("payload_count", 32)), Delay: int32(o.int("delay", 32))}
-		r.Name, r.NameNull = o.strOrNull("name")
-		r.SourceLocation, r.SourceNull = o.strOrNull("source_location")
-		if sub, ok := o.object("shaderdata"); ok {
-			r.ShaderData = sub.shaderData()
-			o.fail(sub.err)
-		}
+		var r Marker
+		o.jsonMarker(&r)
 		b.Markers = append(b.Markers, r)
 	default:
 		b.Raw.Count = o.uint("count", 64)
@@ -338,11 +324,6 @@ func (o *jobj) array(k string) []any {
 		o.failf("member %q: %v is not an array", k, v)
 		return nil
 	}
-}
-
-func (o *jobj) shaderData() ShaderData {
-	return ShaderData{Time: o.int("time", 64), Value: o.uint("value", 64), CU: uint8(o.uint("cu", 8)),
-		SIMD: uint8(o.uint("simd", 8)), WaveID: uint8(o.uint("wave_id", 8)), Flags: uint8(o.uint("flags", 8))}
 }
 
 func (o *jobj) wave(w *Wave) {

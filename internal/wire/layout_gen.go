@@ -312,3 +312,175 @@ func (m *mpReader) readMarker(v *Marker) {
 	v.Delay = int32(m.in(r, "delay", 32))
 	v.Reserved = uint32(m.un(r, "reserved", 32))
 }
+
+// jsonPerfEvent adds the JSON projection's members of a perfevent to o.
+func (o *objBuilder) jsonPerfEvent(v *PerfEvent) {
+	o.int("time", v.Time)
+	o.uint("events0", uint64(v.Events[0]))
+	o.uint("events1", uint64(v.Events[1]))
+	o.uint("events2", uint64(v.Events[2]))
+	o.uint("events3", uint64(v.Events[3]))
+	o.uint("cu", uint64(v.CU))
+	o.uint("bank", uint64(v.Bank))
+}
+
+// jsonPerfEvent reads the JSON projection of a perfevent: what it leaves out reads as 0.
+func (o *jobj) jsonPerfEvent(v *PerfEvent) {
+	v.Time = o.int("time", 64)
+	v.Events[0] = uint16(o.uint("events0", 16))
+	v.Events[1] = uint16(o.uint("events1", 16))
+	v.Events[2] = uint16(o.uint("events2", 16))
+	v.Events[3] = uint16(o.uint("events3", 16))
+	v.CU = uint8(o.uint("cu", 8))
+	v.Bank = uint8(o.uint("bank", 8))
+}
+
+// jsonEvent adds the JSON projection's members of a event to o.
+func (o *objBuilder) jsonEvent(v *Event) {
+	o.int("time", v.Time)
+	o.enum("event_type", v.Type.String())
+	o.uint("me_id", uint64(v.MEID))
+	o.uint("pipe_id", uint64(v.PipeID))
+	o.uint("flags", uint64(v.Flags))
+	o.uint("payload", v.Payload)
+	o.uint("byte_offset", v.ByteOffset)
+}
+
+// jsonEvent reads the JSON projection of a event: what it leaves out reads as 0.
+func (o *jobj) jsonEvent(v *Event) {
+	v.Time = o.int("time", 64)
+	v.Type = EventType(o.enum("event_type", eventNames[:], 32, true))
+	v.MEID = uint8(o.uint("me_id", 8))
+	v.PipeID = uint8(o.uint("pipe_id", 8))
+	v.Flags = uint16(o.uint("flags", 16))
+	v.Payload = o.uint("payload", 64)
+	v.ByteOffset = o.uint("byte_offset", 64)
+}
+
+// jsonShaderData adds the JSON projection's members of a shaderdata to o.
+func (o *objBuilder) jsonShaderData(v *ShaderData) {
+	o.int("time", v.Time)
+	o.uint("value", v.Value)
+	o.uint("cu", uint64(v.CU))
+	o.uint("simd", uint64(v.SIMD))
+	o.uint("wave_id", uint64(v.WaveID))
+	o.uint("flags", uint64(v.Flags))
+}
+
+// jsonShaderData reads the JSON projection of a shaderdata: what it leaves out reads as 0.
+func (o *jobj) jsonShaderData(v *ShaderData) {
+	v.Time = o.int("time", 64)
+	v.Value = o.uint("value", 64)
+	v.CU = uint8(o.uint("cu", 8))
+	v.SIMD = uint8(o.uint("simd", 8))
+	v.WaveID = uint8(o.uint("wave_id", 8))
+	v.Flags = uint8(o.uint("flags", 8))
+}
+
+// jsonRealtime adds the JSON projection's members of a realtime to o.
+func (o *objBuilder) jsonRealtime(v *Realtime) {
+	o.int("shader_clock", v.ShaderClock)
+	o.uint("realtime_clock", v.RealtimeClock)
+}
+
+// jsonRealtime reads the JSON projection of a realtime: what it leaves out reads as 0.
+func (o *jobj) jsonRealtime(v *Realtime) {
+	v.ShaderClock = o.int("shader_clock", 64)
+	v.RealtimeClock = o.uint("realtime_clock", 64)
+}
+
+// jsonOtherSIMD adds the JSON projection's members of a inst_other_simd to o.
+func (o *objBuilder) jsonOtherSIMD(v *OtherSIMD) {
+	o.int("time", v.Time)
+	o.uint("cycles", uint64(v.Cycles))
+	o.uint("wgp", uint64(v.WGP))
+	o.enum("category", v.Category.String())
+}
+
+// jsonOtherSIMD reads the JSON projection of a inst_other_simd: what it leaves out reads as 0.
+func (o *jobj) jsonOtherSIMD(v *OtherSIMD) {
+	v.Time = o.int("time", 64)
+	v.Cycles = uint16(o.uint("cycles", 16))
+	v.WGP = uint8(o.uint("wgp", 8))
+	v.Category = InstCategory(o.enum("category", categoryNames[:], 8, false))
+}
+
+// jsonDispatch adds the JSON projection's members of a dispatch to o.
+func (o *objBuilder) jsonDispatch(v *Dispatch) {
+	o.int("time", v.Time)
+	o.uint("me_id", uint64(v.MEID))
+	o.uint("pipe_id", uint64(v.PipeID))
+	o.uint("user_sgprs", uint64(v.UserSGPRs))
+	o.int("flags", int64(v.Flags))
+	o.uint("vgprs", uint64(v.VGPRs))
+	o.uint("sgprs", uint64(v.SGPRs))
+	o.uint("lds_size", uint64(v.LDSSize))
+	o.uint("thread_dim_x", uint64(v.ThreadDim[0]))
+	o.uint("thread_dim_y", uint64(v.ThreadDim[1]))
+	o.uint("thread_dim_z", uint64(v.ThreadDim[2]))
+	o.uint("dispatch_pkt_addr", v.DispatchPktAddr)
+	o.uint("byte_offset", v.ByteOffset)
+	o.pc("entry_point", v.EntryPoint)
+}
+
+// jsonDispatch reads the JSON projection of a dispatch: what it leaves out reads as 0.
+func (o *jobj) jsonDispatch(v *Dispatch) {
+	v.Time = o.int("time", 64)
+	v.MEID = uint8(o.uint("me_id", 8))
+	v.PipeID = uint8(o.uint("pipe_id", 8))
+	v.UserSGPRs = uint16(o.uint("user_sgprs", 16))
+	v.Flags = int32(o.int("flags", 32))
+	v.VGPRs = uint32(o.uint("vgprs", 32))
+	v.SGPRs = uint32(o.uint("sgprs", 32))
+	v.LDSSize = uint32(o.uint("lds_size", 32))
+	v.ThreadDim[0] = uint32(o.uint("thread_dim_x", 32))
+	v.ThreadDim[1] = uint32(o.uint("thread_dim_y", 32))
+	v.ThreadDim[2] = uint32(o.uint("thread_dim_z", 32))
+	v.DispatchPktAddr = o.uint("dispatch_pkt_addr", 64)
+	v.ByteOffset = o.uint("byte_offset", 64)
+	v.EntryPoint = o.pc("entry_point")
+}
+
+// jsonMarker adds the JSON projection's members of a marker to o.
+func (o *objBuilder) jsonMarker(v *Marker) {
+	var sub objBuilder
+	o.raw("shaderdata", sub.shaderDataObject(&v.ShaderData))
+	o.pc("kernel_entry", v.KernelEntry)
+	o.uint("code_object_id", v.CodeObjectID)
+	if v.NameNull {
+		o.raw("name", []byte("null"))
+	} else {
+		o.str("name", v.Name)
+	}
+	if v.SourceNull {
+		o.raw("source_location", []byte("null"))
+	} else {
+		o.str("source_location", v.SourceLocation)
+	}
+	o.uint("marker_id", uint64(v.MarkerID))
+	o.enum("record_kind", v.RecordKind.String())
+	o.enum("marker_kind", v.MarkerKind.String())
+	o.uint("marker_flags", uint64(v.MarkerFlags))
+	o.uint("payload_index", uint64(v.PayloadIndex))
+	o.uint("payload_count", uint64(v.PayloadCount))
+	o.int("delay", int64(v.Delay))
+}
+
+// jsonMarker reads the JSON projection of a marker: what it leaves out reads as 0.
+func (o *jobj) jsonMarker(v *Marker) {
+	if sub, ok := o.object("shaderdata"); ok {
+		sub.jsonShaderData(&v.ShaderData)
+		o.fail(sub.err)
+	}
+	v.KernelEntry = o.pc("kernel_entry")
+	v.CodeObjectID = o.uint("code_object_id", 64)
+	v.Name, v.NameNull = o.strOrNull("name")
+	v.SourceLocation, v.SourceNull = o.strOrNull("source_location")
+	v.MarkerID = uint32(o.uint("marker_id", 32))
+	v.RecordKind = MarkerRecordKind(o.enum("record_kind", markerRecordKindNames[:], 32, false))
+	v.MarkerKind = MarkerKind(o.enum("marker_kind", markerKindNames[:], 32, false))
+	v.MarkerFlags = uint32(o.uint("marker_flags", 32))
+	v.PayloadIndex = uint32(o.uint("payload_index", 32))
+	v.PayloadCount = uint32(o.uint("payload_count", 32))
+	v.Delay = int32(o.int("delay", 32))
+}

@@ -21,10 +21,12 @@ import (
 
 type field struct {
 	name, goField, goType, width string
+	jsonKey, enum                string // json=KEY, enum=NAMES of the line
 }
 
 type record struct {
 	name, goType, constant string
+	json                   bool // json: the JSON projection is generated too
 	fields                 []field
 }
 
@@ -70,11 +72,24 @@ func parse(r io.Reader) ([]*record, error) {
 		}
 		w := strings.Fields(line)
 		if w[0] == "record" {
-			if len(w) != 4 {
-				return nil, fmt.Errorf("line %d: want record NAME GOTYPE CONST", n)
+			if len(w) != 4 && (len(w) != 5 || w[4] != "json") {
+				return nil, fmt.Errorf("line %d: want record NAME GOTYPE CONST [json]", n)
 			}
-			recs = append(recs, &record{name: w[1], goType: w[2], constant: w[3]})
+			recs = append(recs, &record{name: w[1], goType: w[2], constant: w[3], json: len(w) == 5})
 			continue
+		}
+		var jsonKey, enum string
+		for len(w) > 4 {
+			k, v, _ := strings.Cut(w[len(w)-1], "=")
+			switch k {
+			case "json":
+				jsonKey = v
+			case "enum":
+				enum = v
+			default:
+				return nil, fmt.Errorf("line %d: unknown option %q", n, w[len(w)-1])
+			}
+			w = w[:len(w)-1]
 		}
 		if len(w) != 4 || len(recs) == 0 {
 			return nil, fmt.Errorf("line %d: want NAME GOFIELD GOTYPE WIDTH after a record line", n)
@@ -88,7 +103,10 @@ func parse(r io.Reader) ([]*record, error) {
 		default:
 			return nil, fmt.Errorf("line %d: unknown width %q", n, w[3])
 		}
-		r.fields = append(r.fields, field{w[0], w[1], w[2], w[3]})
+		if jsonKey == "" {
+			jsonKey = w[0]
+		}
+		r.fields = append(r.fields, field{w[0], w[1], w[2], w[3], jsonKey, enum})
 	}
 	return recs, sc.Err()
 }
@@ -191,6 +209,13 @@ func generate(recs []*record) ([]byte, error) {
 		}
 		p("}\n\n")
 	}
+	for _, r := range recs {
+		if r.json {
+			if err := generateJSON(&b, r); err != nil {
+				return nil, err
+			}
+		}
+	}
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("generated code does not parse: %w\n%s", err, b.Bytes())
@@ -218,4 +243,63 @@ func conv(to, from, val string) string {
 func split2(s string) (string, string) {
 	a, b, _ := strings.Cut(s, ",")
 	return a, b
+}
+
+// generateJSON writes the JSON projection's writer and reader of r
+// (docs/wire.md §2): size and reserved fields left out, a pair X.address,
+// X.code_object_id as a PC object X, enums by name, str? as a string or
+// null, the nested shaderdata as an object.
+func generateJSON(b *bytes.Buffer, r *record) error {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	fn := r.goType
+	var w, rd bytes.Buffer
+	for i := 0; i < len(r.fields); i++ {
+		f := r.fields[i]
+		if f.name == "size" || f.name == "reserved" {
+			continue
+		}
+		if pre, ok := strings.CutSuffix(f.name, ".address"); ok {
+			if i+1 >= len(r.fields) || r.fields[i+1].name != pre+".code_object_id" {
+				return fmt.Errorf("record %s: %s without %s.code_object_id", r.name, f.name, pre)
+			}
+			g, _ := strings.CutSuffix(f.goField, ".Address")
+			fmt.Fprintf(&w, "\to.pc(%q, v.%s)\n", pre, g)
+			fmt.Fprintf(&rd, "\tv.%s = o.pc(%q)\n", g, pre)
+			i++
+			continue
+		}
+		switch f.width {
+		case "hand":
+			return fmt.Errorf("record %s: no JSON for a hand-written element", r.name)
+		case "str?":
+			s, null := split2(f.goField)
+			fmt.Fprintf(&w, "\tif v.%s {\n\t\to.raw(%q, []byte(\"null\"))\n\t} else {\n\t\to.str(%q, v.%s)\n\t}\n",
+				null, f.jsonKey, f.jsonKey, s)
+			fmt.Fprintf(&rd, "\tv.%s, v.%s = o.strOrNull(%q)\n", s, null, f.jsonKey)
+		case "shaderdata":
+			fmt.Fprintf(&w, "\tvar sub objBuilder\n\to.raw(%q, sub.shaderDataObject(&v.%s))\n", f.jsonKey, f.goField)
+			fmt.Fprintf(&rd, "\tif sub, ok := o.object(%q); ok {\n\t\tsub.jsonShaderData(&v.%s)\n\t\to.fail(sub.err)\n\t}\n",
+				f.jsonKey, f.goField)
+		default:
+			signed := f.width[0] == 'i'
+			bits := f.width[1:]
+			if f.enum != "" {
+				fmt.Fprintf(&w, "\to.enum(%q, v.%s.String())\n", f.jsonKey, f.goField)
+				fmt.Fprintf(&rd, "\tv.%s = %s(o.enum(%q, %s[:], %s, %v))\n", f.goField, f.goType, f.jsonKey, f.enum, bits, signed)
+				continue
+			}
+			if signed {
+				fmt.Fprintf(&w, "\to.int(%q, %s)\n", f.jsonKey, conv("int64", f.goType, "v."+f.goField))
+				fmt.Fprintf(&rd, "\tv.%s = %s\n", f.goField, conv(f.goType, "int64", fmt.Sprintf("o.int(%q, %s)", f.jsonKey, bits)))
+			} else {
+				fmt.Fprintf(&w, "\to.uint(%q, %s)\n", f.jsonKey, conv("uint64", f.goType, "v."+f.goField))
+				fmt.Fprintf(&rd, "\tv.%s = %s\n", f.goField, conv(f.goType, "uint64", fmt.Sprintf("o.uint(%q, %s)", f.jsonKey, bits)))
+			}
+		}
+	}
+	p("// json%s adds the JSON projection's members of a %s to o.\n", fn, r.name)
+	p("func (o *objBuilder) json%s(v *%s) {\n%s}\n\n", fn, r.goType, w.String())
+	p("// json%s reads the JSON projection of a %s: what it leaves out reads as 0.\n", fn, r.name)
+	p("func (o *jobj) json%s(v *%s) {\n%s}\n\n", fn, r.goType, rd.String())
+	return nil
 }
