@@ -79,7 +79,7 @@ func readDiffSide(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, pat
 	if err != nil {
 		return nil, err
 	}
-	fo, err := pickRun(&one, folds)
+	fo, err := onlyFold(folds)
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func stats(env *cli.Env, f *flags) error {
 	if err != nil {
 		return err
 	}
-	fo, err := pickRun(f, folds)
+	fo, err := onlyFold(folds)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,9 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 	return folds, nil
 }
 
-func pickRun(f *flags, folds map[int]*fold.Fold) (*fold.Fold, error) {
+// onlyFold returns the one fold foldStreams returned: it refuses inputs of
+// several runs unless --run picks one or --merge-runs folds them together.
+func onlyFold(folds map[int]*fold.Fold) (*fold.Fold, error) {
 	for _, fo := range folds {
 		return fo, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"os"
 	"path/filepath"
@@ -273,7 +274,7 @@ func (p *pipeline) plan(ctx context.Context, fd *capture.Found, groups []*captur
 		if len(groups) > 1 {
 			name += "_" + g.Key + "_"
 		}
-		for _, r := range slices.Sorted(mapsKeys(runs)) {
+		for _, r := range slices.Sorted(maps.Keys(runs)) {
 			o := &output{g: g, run: r, code: c, counters: counters}
 			o.dir = filepath.Join(filepath.Dir(g.Traces[0].Path), "ui_output_"+name+strconv.Itoa(r))
 			for _, t := range runs[r] {
@@ -356,16 +357,6 @@ func (p *pipeline) open(o *output) error {
 		}
 	}
 	return nil
-}
-
-func mapsKeys(m map[int][]tracename.Trace) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func expandHome(p string) string {

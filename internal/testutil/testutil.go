@@ -1,7 +1,8 @@
 // Package testutil holds what several packages' tests share: golden files
 // under testdata/ for outputs, standard error and whole output trees (one
 // -update flag rewrites them: `go test -update`) and the process's CPU
-// time for benchmarks. Only tests import it.
+// time for benchmarks. Tests import it, and so does scripts/difffuzz (its
+// corpus); no tool does (deps_test.go keeps it out of cmd/ and internal/).
 package testutil
 
 import (
