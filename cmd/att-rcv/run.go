@@ -108,20 +108,15 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	fd := fold.New(ix)
 	w := rcv.NewWriter(folder, ix, fd, rcv.Options{JSON: formats.JSON, DecodeMarkers: !f.NoDecodeMarkers,
 		CounterNames: counters})
-	streams := f.Streams
-	if len(streams) == 0 {
-		streams = []string{"-"}
-	}
 	run := 0
 	chk := arch.NewChecker(ix, f.Index, f.AnyArch)
 	sel, err := waveselect.New(ix, waveselect.Options{Kernels: f.Kernel, Dispatches: f.Dispatch})
 	if err != nil {
 		return err
 	}
-	for _, s := range streams {
-		if err := readStream(env, s, w, &run, chk, sel); err != nil {
-			return err
-		}
+	fs := wire.Files{Open: env.Open, MaxBatch: rcv.MaxBatch}
+	if err := fs.ReadAll(f.Streams, feed(w, &run, chk, sel)); err != nil {
+		return err
 	}
 	if err := sel.Check(); err != nil {
 		return err
@@ -152,17 +147,11 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	return nil
 }
 
-// readStream feeds one stream (all its parts) to w. run holds the run of
-// the streams read so far (0 until one names it): att-rcv writes one run.
-func readStream(env *cli.Env, path string, w *rcv.Writer, run *int, chk *arch.Checker, sel *waveselect.Selector) error {
-	in, name, err := env.Open(path)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	rd := wire.NewReader(in, name)
-	rd.SetMaxBatch(rcv.MaxBatch)
-	for rd.Scan() {
+// feed gives the streams' records (all their parts) to w. run holds the
+// run of the streams read so far (0 until one names it): att-rcv writes
+// one run.
+func feed(w *rcv.Writer, run *int, chk *arch.Checker, sel *waveselect.Selector) wire.FileFunc {
+	return func(rd *wire.Reader, name string) error {
 		if err := chk.Scan(rd, name); err != nil {
 			return err
 		}
@@ -186,6 +175,6 @@ func readStream(env *cli.Env, path string, w *rcv.Writer, run *int, chk *arch.Ch
 				return err
 			}
 		}
+		return nil
 	}
-	return rd.Err()
 }

@@ -118,79 +118,63 @@ func readStreams(env *cli.Env, f *flags, rep *report.Report, sel *waveselect.Sel
 	chk := arch.NewChecker(rep.Index(), f.Index, f.AnyArch)
 	seen := map[int]bool{}
 	chosen := -1 // the run reported, without --merge-runs
-	var rd *wire.Reader
 	var waves, insts int64
-	for _, p := range paths {
-		in, name, err := inputs.Open(p)
-		if err != nil {
+	fs := wire.Files{Open: inputs.Open}
+	if sel.Active() {
+		fs.MaxBatch = waveselect.MaxBatch
+	}
+	active := false
+	err := fs.ReadAll(paths, func(rd *wire.Reader, name string) error {
+		if err := chk.Scan(rd, name); err != nil {
 			return err
 		}
-		if rd == nil {
-			rd = wire.NewReader(in, name)
-			if sel.Active() {
-				rd.SetMaxBatch(waveselect.MaxBatch)
+		if rd.Kind() == wire.KindHeader {
+			h := rd.Header()
+			sel.BeginPart(h)
+			r := h.Trace.Run
+			seen[r] = true
+			active = false
+			if f.Run != nil && r != *f.Run {
+				return nil
 			}
-		} else {
-			rd.Reset(in, name)
-		}
-		active := false
-		for rd.Scan() {
-			if err := chk.Scan(rd, name); err != nil {
-				in.Close()
+			if !f.MergeRuns && f.Run == nil {
+				if chosen >= 0 && chosen != r {
+					return exitcode.Errorf(exitcode.Usage,
+						"the input holds runs %s: choose one with --run N, or report them together with --merge-runs",
+						runList(seen))
+				}
+				chosen = r
+			}
+			active = true
+			if err := rep.Header(h); err != nil {
 				return err
 			}
-			if rd.Kind() == wire.KindHeader {
-				h := rd.Header()
-				sel.BeginPart(h)
-				r := h.Trace.Run
-				seen[r] = true
-				active = false
-				if f.Run != nil && r != *f.Run {
-					continue
-				}
-				if !f.MergeRuns && f.Run == nil {
-					if chosen >= 0 && chosen != r {
-						in.Close()
-						return exitcode.Errorf(exitcode.Usage,
-							"the input holds runs %s: choose one with --run N, or report them together with --merge-runs",
-							runList(seen))
-					}
-					chosen = r
-				}
-				active = true
-				if err := rep.Header(h); err != nil {
-					in.Close()
-					return err
-				}
-				continue
-			}
-			if !active {
-				continue
-			}
-			b := rd.Batch()
-			sel.Select(b)
-			if b.Type == wire.TypeWave {
-				if filter != nil {
-					if err := filter.Apply(rd.Header(), b); err != nil {
-						in.Close()
-						return fmt.Errorf("%s: %w", name, err)
-					}
-				}
-				sel.Pick(b)
-				for i := range b.Waves {
-					waves++
-					insts += int64(len(b.Waves[i].Instructions))
+			return nil
+		}
+		if !active {
+			return nil
+		}
+		b := rd.Batch()
+		sel.Select(b)
+		if b.Type == wire.TypeWave {
+			if filter != nil {
+				if err := filter.Apply(rd.Header(), b); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
 				}
 			}
-			if err := rep.Batch(b); err != nil {
-				in.Close()
-				return err
+			sel.Pick(b)
+			for i := range b.Waves {
+				waves++
+				insts += int64(len(b.Waves[i].Instructions))
 			}
 		}
-		in.Close()
-		if err := rd.Err(); err != nil {
+		if err := rep.Batch(b); err != nil {
 			return err
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if f.Run != nil && rep.Parts() == 0 {
 		return exitcode.Errorf(exitcode.Failed, "no part of the input is run %d (runs present: %s)", *f.Run, runList(seen))

@@ -173,7 +173,6 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 	}
 	folds := map[int]*fold.Fold{}
 	seen := map[int]bool{}
-	var rd *wire.Reader
 	part := -1 // the current part: its number in the input from 0, the analyzer's shader-engine key
 	chk := arch.NewChecker(ix, f.Index, f.AnyArch)
 	sel, open, done, err := selection(env, f, ix, filter, paths)
@@ -181,99 +180,83 @@ func foldStreams(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, prog
 		return nil, err
 	}
 	defer done()
-	for _, p := range paths {
-		in, name, err := open(p)
-		if err != nil {
-			return nil, err
+	// Folding does not depend on where batches end: a decoder's
+	// trace-sized perf, realtime or shader-data batch is read in pieces,
+	// so that it does not set the peak memory.
+	fs := wire.Files{Open: open, MaxBatch: waveselect.MaxBatch}
+	var cur *fold.Fold
+	err = fs.ReadAll(paths, func(rd *wire.Reader, name string) error {
+		if err := chk.Scan(rd, name); err != nil {
+			return err
 		}
-		if rd == nil {
-			rd = wire.NewReader(in, name)
-			// Folding does not depend on where batches end: a decoder's
-			// trace-sized perf, realtime or shader-data batch is read in
-			// pieces, so that it does not set the peak memory.
-			rd.SetMaxBatch(waveselect.MaxBatch)
-		} else {
-			rd.Reset(in, name)
+		if rd.Kind() == wire.KindHeader {
+			sel.BeginPart(rd.Header())
+			r := rd.Header().Trace.Run
+			seen[r] = true
+			cur = nil
+			if an != nil && part >= 0 {
+				// The part before is complete: its second pass can
+				// start while this one is read.
+				if err := an.EndSE(part); err != nil {
+					return err
+				}
+			}
+			part++
+			if f.Run != nil && r != *f.Run {
+				return nil
+			}
+			key := r
+			if f.MergeRuns {
+				key = 0
+			} else if f.Run == nil && len(folds) > 0 && folds[key] == nil {
+				return exitcode.Errorf(exitcode.Usage,
+					"the input holds runs %s: choose one with --run N, or fold them together with --merge-runs",
+					runList(seen))
+			}
+			if cur = folds[key]; cur == nil {
+				cur = fold.New(ix)
+				folds[key] = cur
+			}
+			return nil
 		}
-		var cur *fold.Fold
-		for rd.Scan() {
-			if err := chk.Scan(rd, name); err != nil {
-				in.Close()
-				return nil, err
-			}
-			if rd.Kind() == wire.KindHeader {
-				sel.BeginPart(rd.Header())
-				r := rd.Header().Trace.Run
-				seen[r] = true
-				cur = nil
-				if an != nil && part >= 0 {
-					// The part before is complete: its second pass can
-					// start while this one is read.
-					if err := an.EndSE(part); err != nil {
-						in.Close()
-						return nil, err
-					}
-				}
-				part++
-				if f.Run != nil && r != *f.Run {
-					continue
-				}
-				key := r
-				if f.MergeRuns {
-					key = 0
-				} else if f.Run == nil && len(folds) > 0 && folds[key] == nil {
-					in.Close()
-					return nil, exitcode.Errorf(exitcode.Usage,
-						"the input holds runs %s: choose one with --run N, or fold them together with --merge-runs",
-						runList(seen))
-				}
-				if cur = folds[key]; cur == nil {
-					cur = fold.New(ix)
-					folds[key] = cur
-				}
-				continue
-			}
-			b := rd.Batch()
-			if cur != nil && an != nil && b.Type == wire.TypeInstOtherSIMD {
-				an.AddOther(part, b.OtherSIMD)
-			}
-			if cur == nil {
-				continue
-			}
-			sel.Select(b) // before --jq, which may drop the DISPATCH records
-			if b.Type != wire.TypeWave {
-				continue
-			}
-			if filter != nil {
-				if err := filter.Apply(rd.Header(), b); err != nil {
-					in.Close()
-					return nil, fmt.Errorf("%s: %w", name, err)
-				}
-			}
-			sel.Pick(b)
-			for i := range b.Waves {
-				if f.hist != nil {
-					f.hist.Add(sel.Describe(&b.Waves[i]))
-				}
-				cur.AddWave(&b.Waves[i])
-				if !f.CSVOnly {
-					cur.AskLines(&b.Waves[i])
-				}
-				if an != nil {
-					if err := an.AddWave(part, &b.Waves[i]); err != nil {
-						in.Close()
-						return nil, err
-					}
-				}
-			}
-			if prog != nil {
-				prog.batch(b)
+		b := rd.Batch()
+		if cur != nil && an != nil && b.Type == wire.TypeInstOtherSIMD {
+			an.AddOther(part, b.OtherSIMD)
+		}
+		if cur == nil {
+			return nil
+		}
+		sel.Select(b) // before --jq, which may drop the DISPATCH records
+		if b.Type != wire.TypeWave {
+			return nil
+		}
+		if filter != nil {
+			if err := filter.Apply(rd.Header(), b); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
-		in.Close()
-		if err := rd.Err(); err != nil {
-			return nil, err
+		sel.Pick(b)
+		for i := range b.Waves {
+			if f.hist != nil {
+				f.hist.Add(sel.Describe(&b.Waves[i]))
+			}
+			cur.AddWave(&b.Waves[i])
+			if !f.CSVOnly {
+				cur.AskLines(&b.Waves[i])
+			}
+			if an != nil {
+				if err := an.AddWave(part, &b.Waves[i]); err != nil {
+					return err
+				}
+			}
 		}
+		if prog != nil {
+			prog.batch(b)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if f.Run != nil && len(folds) == 0 {
 		return nil, exitcode.Errorf(exitcode.Failed, "no part of the input is run %d (runs present: %s)",

@@ -85,10 +85,11 @@ func convert(env *cli.Env, f *flags) error {
 		tl := newTimeline(bw, ix, opt)
 		tl.sel = sel
 		chk := arch.NewChecker(ix, f.Index, f.AnyArch)
-		for _, s := range streams {
-			if err := feed(open, s, filter, tl, chk); err != nil {
-				return err
-			}
+		// Records are written one by one: a decoder's trace-sized perf,
+		// realtime or shader-data batch is read in pieces, in bounded memory.
+		fs := wire.Files{Open: open, MaxBatch: waveselect.MaxBatch}
+		if err := fs.ReadAll(streams, feed(filter, tl, chk)); err != nil {
+			return err
 		}
 		if err := endSelection(env, f, sel); err != nil {
 			return err
@@ -107,19 +108,10 @@ func convert(env *cli.Env, f *flags) error {
 	return cli.WriteFileAtomic(f.Output, body)
 }
 
-// feed reads one stream into tl.
-func feed(open waveselect.OpenFunc, path string, filter *jq.Filter, tl *timeline, chk *arch.Checker) error {
-	in, name, err := open(path)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	rd := wire.NewReader(in, name)
-	// Records are written one by one: a decoder's trace-sized perf,
-	// realtime or shader-data batch is read in pieces, in bounded memory.
-	rd.SetMaxBatch(waveselect.MaxBatch)
+// feed gives the streams' records to tl.
+func feed(filter *jq.Filter, tl *timeline, chk *arch.Checker) wire.FileFunc {
 	var hdr wire.Header
-	for rd.Scan() {
+	return func(rd *wire.Reader, name string) error {
 		if err := chk.Scan(rd, name); err != nil {
 			return err
 		}
@@ -143,8 +135,8 @@ func feed(open waveselect.OpenFunc, path string, filter *jq.Filter, tl *timeline
 				return err
 			}
 		}
+		return nil
 	}
-	return rd.Err()
 }
 
 // parseSize reads 1024-based sizes: a number with an optional B, KB, MB or

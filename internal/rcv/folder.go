@@ -20,6 +20,21 @@ type Sink interface {
 	WriteFile(name string, data []byte) error
 }
 
+// A Streamer is a Sink that takes a file as it is written instead of whole
+// in memory (a Folder does): a Writer streams each file through it.
+type Streamer interface {
+	Sink
+	Stream(name string, write func(w io.Writer) error) error
+}
+
+// A Spooler is a Sink that makes the Writer's spool file, already removed
+// from its directory, on the output's file system (a Folder does); without
+// one the spool goes to the system's temporary directory.
+type Spooler interface {
+	Sink
+	Spool() (*os.File, error)
+}
+
 // FolderOptions configure NewFolder.
 type FolderOptions struct {
 	// Force allows replacing an existing directory that is not empty: at
@@ -317,3 +332,8 @@ func (f *Folder) abort() {
 	f.created = nil
 	f.closed = true
 }
+
+var (
+	_ Streamer = (*Folder)(nil)
+	_ Spooler  = (*Folder)(nil)
+)

@@ -63,7 +63,7 @@ func (s *spoolFile) close() {
 func newSpool(out Sink) (*spoolFile, error) {
 	var f *os.File
 	var err error
-	if sp, ok := out.(interface{ Spool() (*os.File, error) }); ok {
+	if sp, ok := out.(Spooler); ok {
 		f, err = sp.Spool()
 	} else {
 		f, err = os.CreateTemp("", "att-rcv-spool-")

@@ -328,9 +328,7 @@ func (w *Writer) spoolFile() (*spoolFile, error) {
 // stream writes the file name through fn: straight into the sink when it
 // streams (a Folder), else through memory.
 func (w *Writer) stream(name string, fn func(io.Writer) error) error {
-	if s, ok := w.out.(interface {
-		Stream(name string, write func(io.Writer) error) error
-	}); ok {
+	if s, ok := w.out.(Streamer); ok {
 		var n int64
 		err := s.Stream(name, func(dst io.Writer) error {
 			c := &countWriter{w: dst}

@@ -17,7 +17,7 @@ const MaxBatch = 1024
 
 // OpenFunc opens an input by its path ("-" for standard input), as the
 // tools' cli.Env.Open does: it returns the reader and the input's name.
-type OpenFunc func(path string) (io.ReadCloser, string, error)
+type OpenFunc = wire.OpenFunc
 
 // Inputs opens the same inputs for two readings. A regular file is opened
 // again for the second; anything else (standard input, a pipe, a FIFO) is
@@ -129,47 +129,32 @@ func (s *Selector) FirstPass(in *Inputs, paths []string, skip func(*wire.Header)
 		return nil
 	}
 	s.pass = 1
-	var rd *wire.Reader
-	for _, p := range paths {
-		r, name, err := in.Open(p)
-		if err != nil {
-			return err
+	fs := wire.Files{Open: in.Open, MaxBatch: MaxBatch}
+	skipping := false
+	err := fs.ReadAll(paths, func(rd *wire.Reader, name string) error {
+		if rd.Kind() == wire.KindHeader {
+			s.BeginPart(rd.Header())
+			skipping = skip != nil && skip(rd.Header())
+			return nil
 		}
-		if rd == nil {
-			rd = wire.NewReader(r, name)
-			rd.SetMaxBatch(MaxBatch)
-		} else {
-			rd.Reset(r, name)
+		if skipping {
+			return nil
 		}
-		skipping := false
-		for rd.Scan() {
-			if rd.Kind() == wire.KindHeader {
-				s.BeginPart(rd.Header())
-				skipping = skip != nil && skip(rd.Header())
-				continue
+		b := rd.Batch()
+		s.Select(b)
+		if b.Type != wire.TypeWave {
+			return nil
+		}
+		if filter != nil {
+			if err := filter(rd.Header(), b); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
-			if skipping {
-				continue
-			}
-			b := rd.Batch()
-			s.Select(b)
-			if b.Type != wire.TypeWave {
-				continue
-			}
-			if filter != nil {
-				if err := filter(rd.Header(), b); err != nil {
-					r.Close()
-					return fmt.Errorf("%s: %w", name, err)
-				}
-			}
-			s.Pick(b)
 		}
-		if err := r.Close(); err != nil {
-			return err
-		}
-		if err := rd.Err(); err != nil {
-			return err
-		}
+		s.Pick(b)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	s.pass, s.n = 2, 0
 	in.Rewind()
