@@ -37,7 +37,7 @@ type flags struct {
 
 const description = `Tell what a thread-trace capture holds: its traces and code objects, what each trace carries, and why a trace may be empty or partial, with the rocprofv3 option to try.
 
-Exit status: 0 some trace holds an instruction to analyse; 1 none does (no instruction in any trace, or only with code objects of another architecture), or an error; 2 bad usage; 3 an input is not a trace (reported with the others); 4 the decoder library is missing (--backend rocm).`
+Exit status: 0 some trace holds an instruction to analyse; 1 none does (no instruction in any trace, or only with code objects of another architecture), or an error; 2 bad usage; 3 an input is not a trace (reported with the others); 4 the decoder library is missing (--backend rocm); 130 or 143 interrupted (128 + SIGINT or SIGTERM).`
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &cli.Env{Name: "att-info", Stdin: stdin, Stdout: stdout, Stderr: stderr}

@@ -44,6 +44,11 @@ func (e *Env) Warnf(format string, args ...any) {
 	fmt.Fprintf(e.Stderr, "%s: warning: %s\n", e.Name, fmt.Sprintf(format, args...))
 }
 
+// ExitStatusHelp is the paragraph ending every tool's --help whose
+// description does not give its own "Exit status:" (which then lists the
+// same codes, with what they mean for that tool, 130 and 143 included).
+const ExitStatusHelp = "Exit status: 0 ok; 1 failed; 2 usage; 3 not our format, or an unsupported version or architecture; 4 decoder library missing; 130 or 143 interrupted (128 + SIGINT or SIGTERM)."
+
 type exitSignal struct{ code int }
 
 // Parse parses args into the kong grammar cli. It returns done=true when the
@@ -59,6 +64,9 @@ func (e *Env) Parse(cli any, description string, args []string, opts ...kong.Opt
 			code, done = s.code, true
 		}
 	}()
+	if !strings.Contains(description, "Exit status:") {
+		description += "\n\n" + ExitStatusHelp
+	}
 	all := append([]kong.Option{
 		kong.Name(e.Name),
 		kong.Description(description),
