@@ -3,8 +3,9 @@ package codeobj
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/attkit/attkit/internal/pypath"
 	"strings"
+
+	"github.com/attkit/attkit/internal/pypath"
 )
 
 // rawSections are the DWARF sections the line-program header reader needs.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/attkit/attkit/internal/pypath"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attkit/attkit/internal/pypath"
 	"github.com/attkit/attkit/internal/wire"
 )
 
