@@ -16,29 +16,30 @@ import (
 	"github.com/attkit/attkit/internal/driver"
 	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/jq"
+	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/tracename"
 	"github.com/attkit/attkit/internal/wire"
 )
 
 type flags struct {
 	cli.VersionFlag
-	Index      string   `placeholder:"FILE" help:"Instruction index: an index stream from co-index, or a code.json."`
-	Backend    string   `enum:"auto,native,rocm" default:"auto" help:"Decoder: native (Go; gfx9, gfx10-gfx12), rocm (AMD's library) or auto (rocm when the library is found, else native)."`
-	Lib        string   `placeholder:"PATH" help:"The rocprof-trace-decoder library for --backend rocm|auto (default: $ROCPROF_TRACE_DECODER_LIB, then the standard lookup)."`
-	CodeObject []string `name:"code-object" sep:"none" placeholder:"ID=PATH@ADDR" help:"Give the library's built-in disassembler a code object loaded at ADDR (repeatable; rocm only)."`
-	SE         int      `name:"se" default:"-1" placeholder:"N" help:"Shader engine recorded in the header (default: from the file name, else 0)."`
-	Run        int      `name:"run" default:"-1" placeholder:"N" help:"Run recorded in the header (default: from the file name, else 1)."`
-	Format     string   `enum:"msgpack,json" default:"msgpack" help:"Output: msgpack (record stream) or json (one object per record per line)."`
-	Jq         string   `name:"jq" placeholder:"FILTER" help:"jq program run on each record's JSON projection: json output prints its results, msgpack output keeps the records it accepts."`
-	Compat     string   `enum:"newest,0.1.6" default:"newest" help:"Native decoder, every family (gfx9, gfx10-12): records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6, implies --whole-batches)."`
-	WholeBatch bool     `name:"whole-batches" help:"Native decoder: pool occupancy, perf and realtime records to the end of the trace as the library does (memory then grows with the trace; default: batches of at most 65536)."`
-	Progress   bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
-	Quiet      bool     `short:"q" help:"Do not print decoder warnings on stderr."`
-	Output     string   `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
-	AnyArch    bool     `name:"any-arch" help:"Decode a trace whose architecture is not that of the index's code objects (refused by default, exit 3)."`
-	Lenient    bool     `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
-	Arch       string   `name:"arch" placeholder:"GFX" help:"The trace's GPU target as its capture names it (gfx950, gfx942...): recorded in the stream header and checked against the index; a gfx9 trace's bytes do not tell MI300 from MI350 (default: the target of the rocprofv3 code objects beside the trace, checked only)."`
-	Trace      string   `arg:"" name:"TRACE" help:"The .att trace, or - for standard input."`
+	Index      string      `placeholder:"FILE" help:"Instruction index: an index stream from co-index, or a code.json."`
+	Backend    string      `enum:"auto,native,rocm" default:"auto" help:"Decoder: native (Go; gfx9, gfx10-gfx12), rocm (AMD's library) or auto (rocm when the library is found, else native)."`
+	Lib        string      `placeholder:"PATH" help:"The rocprof-trace-decoder library for --backend rocm|auto (default: $ROCPROF_TRACE_DECODER_LIB, then the standard lookup)."`
+	CodeObject []string    `name:"code-object" sep:"none" placeholder:"ID=PATH@ADDR" help:"Give the library's built-in disassembler a code object loaded at ADDR (repeatable; rocm only)."`
+	SE         int         `name:"se" default:"-1" placeholder:"N" help:"Shader engine recorded in the header (default: from the file name, else 0)."`
+	Run        int         `name:"run" default:"-1" placeholder:"N" help:"Run recorded in the header (default: from the file name, else 1)."`
+	Format     string      `enum:"msgpack,json" default:"msgpack" help:"Output: msgpack (record stream) or json (one object per record per line)."`
+	Jq         string      `name:"jq" placeholder:"FILTER" help:"jq program run on each record's JSON projection: json output prints its results, msgpack output keeps the records it accepts."`
+	Compat     sqtt.Compat `enum:"newest,0.1.6" default:"newest" help:"Native decoder, every family (gfx9, gfx10-12): records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6, implies --whole-batches)."`
+	WholeBatch bool        `name:"whole-batches" help:"Native decoder: pool occupancy, perf and realtime records to the end of the trace as the library does (memory then grows with the trace; default: batches of at most 65536)."`
+	Progress   bool        `help:"Show progress on stderr (default: when stderr is a terminal)."`
+	Quiet      bool        `short:"q" help:"Do not print decoder warnings on stderr."`
+	Output     string      `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
+	AnyArch    bool        `name:"any-arch" help:"Decode a trace whose architecture is not that of the index's code objects (refused by default, exit 3)."`
+	Lenient    bool        `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
+	Arch       string      `name:"arch" placeholder:"GFX" help:"The trace's GPU target as its capture names it (gfx950, gfx942...): recorded in the stream header and checked against the index; a gfx9 trace's bytes do not tell MI300 from MI350 (default: the target of the rocprofv3 code objects beside the trace, checked only)."`
+	Trace      string      `arg:"" name:"TRACE" help:"The .att trace, or - for standard input."`
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -111,7 +111,7 @@ func TestGeneratedLateLoad(t *testing.T) {
 				decode := func(compat bool) []wire.Batch {
 					var got []wire.Batch
 					d := sqtt.New()
-					d.Compat016 = compat
+					d.Compat = sqtt.CompatIf(compat)
 					err := d.Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(ix),
 						func(b *wire.Batch) error { got = append(got, b.Clone()); return nil })
 					if err != nil {

@@ -17,31 +17,32 @@ import (
 	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/rcv"
+	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/waveselect"
 )
 
 type flags struct {
 	cli.VersionFlag
 	selectFlags
-	Dir             string   `short:"d" placeholder:"DIR" help:"Output directory: the viewer folder of a single run, or the directory that holds one ui_output_<name><run> folder per run (default: beside the traces)."`
-	Lib             string   `placeholder:"LIB" help:"Path of librocprof-trace-decoder.so (first in the lookup)."`
-	Formats         string   `default:"json,csv" placeholder:"FORMATS" help:"Comma-separated output formats: json (viewer files), csv (stats CSV), html (att-report's page, report_<folder>.html beside the folder); default json,csv."`
-	BaseName        string   `name:"base-name" placeholder:"NAME" help:"Base of ui_output_<NAME><run> (default: the first input's folder name)."`
-	NoDecodeMarkers bool     `name:"no-decode-markers" help:"Keep packed marker values and arrival times."`
-	Counters        []string `sep:"none" placeholder:"NAME,..." help:"Perf counters the capture was made with (rocprofv3's --att-perfcounters order; NAME or NAME:MASK): they name the viewer's Counters series. Default: those rocprofv3 recorded in <pid>_config.json beside the traces (--output-config), else none."`
-	Backend         string   `enum:"auto,native,rocm" default:"auto" help:"Decoder: auto (ROCm library if found, else native), native, rocm."`
-	Compat          string   `enum:"newest,0.1.6" default:"newest" help:"Native decoder: records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6), as att-decode --compat."`
-	Jobs            int      `short:"j" default:"-1" placeholder:"N" help:"Decode this many traces (and write this many runs) at once (default: number of cores)."`
-	CodeObject      []string `name:"code-object" sep:"none" placeholder:"ID=PATH@ADDR" help:"Index code object PATH with id ID at load address ADDR, for captures without code-object load records (absolute PCs: use id 0); repeatable."`
-	Source          string   `placeholder:"DIR" help:"Folder holding the sources the code objects' line tables name, for the viewer's source snapshots: relative paths are looked up there, and absolute ones not found as named by their trailing components; a symbolic link is followed only inside DIR. Snapshots copy regular files of at most 16 MiB (a link is never followed out of the capture or DIR), never more readable than the source; what is skipped is named in a warning."`
-	Group           string   `placeholder:"PID_AGENT" help:"Of a capture holding several processes or agents, process only the traces and code objects named <PID_AGENT>_… (default: one output per process and agent)."`
-	KeepGoing       bool     `name:"keep-going" help:"When a trace fails to decode (bad data, not a trace, another GPU's), report it, leave it out of its run and still write the other traces and runs; the exit status is then 1 and a summary names what was skipped."`
-	Force           bool     `help:"Replace outputs that hold an earlier result (folder and stats CSV together)."`
-	AllowDuplicates bool     `name:"allow-duplicates" help:"Count a trace whose bytes are those of another input trace (a copy under another name) as often as it is given; the same file under two names (a link, a folder and a file in it) is always counted once."`
-	Progress        bool     `help:"Show progress on stderr (default: when stderr is a terminal)."`
-	AnyArch         bool     `name:"any-arch" help:"Decode traces of another architecture than the code objects (refused by default, exit 3)."`
-	Lenient         bool     `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
-	Inputs          []string `arg:"" optional:"" name:"FILE" help:".att traces, code objects (.out, .co, .hsaco), a code.json, or directories holding them (searched recursively, as rocprofv3 writes <out>/<hostname>/…)."`
+	Dir             string      `short:"d" placeholder:"DIR" help:"Output directory: the viewer folder of a single run, or the directory that holds one ui_output_<name><run> folder per run (default: beside the traces)."`
+	Lib             string      `placeholder:"LIB" help:"Path of librocprof-trace-decoder.so (first in the lookup)."`
+	Formats         string      `default:"json,csv" placeholder:"FORMATS" help:"Comma-separated output formats: json (viewer files), csv (stats CSV), html (att-report's page, report_<folder>.html beside the folder); default json,csv."`
+	BaseName        string      `name:"base-name" placeholder:"NAME" help:"Base of ui_output_<NAME><run> (default: the first input's folder name)."`
+	NoDecodeMarkers bool        `name:"no-decode-markers" help:"Keep packed marker values and arrival times."`
+	Counters        []string    `sep:"none" placeholder:"NAME,..." help:"Perf counters the capture was made with (rocprofv3's --att-perfcounters order; NAME or NAME:MASK): they name the viewer's Counters series. Default: those rocprofv3 recorded in <pid>_config.json beside the traces (--output-config), else none."`
+	Backend         string      `enum:"auto,native,rocm" default:"auto" help:"Decoder: auto (ROCm library if found, else native), native, rocm."`
+	Compat          sqtt.Compat `enum:"newest,0.1.6" default:"newest" help:"Native decoder: records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6), as att-decode --compat."`
+	Jobs            int         `short:"j" default:"-1" placeholder:"N" help:"Decode this many traces (and write this many runs) at once (default: number of cores)."`
+	CodeObject      []string    `name:"code-object" sep:"none" placeholder:"ID=PATH@ADDR" help:"Index code object PATH with id ID at load address ADDR, for captures without code-object load records (absolute PCs: use id 0); repeatable."`
+	Source          string      `placeholder:"DIR" help:"Folder holding the sources the code objects' line tables name, for the viewer's source snapshots: relative paths are looked up there, and absolute ones not found as named by their trailing components; a symbolic link is followed only inside DIR. Snapshots copy regular files of at most 16 MiB (a link is never followed out of the capture or DIR), never more readable than the source; what is skipped is named in a warning."`
+	Group           string      `placeholder:"PID_AGENT" help:"Of a capture holding several processes or agents, process only the traces and code objects named <PID_AGENT>_… (default: one output per process and agent)."`
+	KeepGoing       bool        `name:"keep-going" help:"When a trace fails to decode (bad data, not a trace, another GPU's), report it, leave it out of its run and still write the other traces and runs; the exit status is then 1 and a summary names what was skipped."`
+	Force           bool        `help:"Replace outputs that hold an earlier result (folder and stats CSV together)."`
+	AllowDuplicates bool        `name:"allow-duplicates" help:"Count a trace whose bytes are those of another input trace (a copy under another name) as often as it is given; the same file under two names (a link, a folder and a file in it) is always counted once."`
+	Progress        bool        `help:"Show progress on stderr (default: when stderr is a terminal)."`
+	AnyArch         bool        `name:"any-arch" help:"Decode traces of another architecture than the code objects (refused by default, exit 3)."`
+	Lenient         bool        `help:"Skip a code.json's malformed rows and a PC's second row (their count on stderr) instead of failing."`
+	Inputs          []string    `arg:"" optional:"" name:"FILE" help:".att traces, code objects (.out, .co, .hsaco), a code.json, or directories holding them (searched recursively, as rocprofv3 writes <out>/<hostname>/…)."`
 }
 
 const description = `Decode AMD GPU thread traces (ATT) into ROCprof Compute Viewer folders and per-instruction statistics.`

@@ -45,9 +45,9 @@ type Options struct {
 	Backend string
 	// Lib is the path of librocprof-trace-decoder.so, first in the lookup.
 	Lib string
-	// Compat is "newest" (or "") or "0.1.6": the native decoder's records
+	// Compat is the native decoder's: sqtt.Lib016 makes its records
 	// exactly those of AMD's 0.1.6 build (implies WholeBatches).
-	Compat string
+	Compat sqtt.Compat
 	// WholeBatches makes the native decoder pool occupancy, perf and
 	// realtime records to the end of the trace as the library does.
 	WholeBatches bool
@@ -134,10 +134,10 @@ func (d *Driver) warn(trace, text string) {
 func (d *Driver) decoder() (backend.Decoder, func(), error) {
 	if !d.rocm {
 		n := sqtt.New()
-		if d.opt.WholeBatches || d.opt.Compat == "0.1.6" {
+		if d.opt.WholeBatches || d.opt.Compat == sqtt.Lib016 {
 			n.PoolLimit = -1
 		}
-		n.Compat016 = d.opt.Compat == "0.1.6"
+		n.Compat = d.opt.Compat
 		return n, func() {}, nil
 	}
 	d.mu.Lock()

@@ -18,7 +18,7 @@ import (
 // decode016 decodes with Compat016.
 func decode016(t *testing.T, data []byte, p *table) []wire.Batch {
 	t.Helper()
-	out, err := decodeWith(&Decoder{Compat016: true}, data, provider(p), cloneBatch)
+	out, err := decodeWith(&Decoder{Compat: Lib016}, data, provider(p), cloneBatch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestCompat016MatchesLibrary(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			n := &Decoder{Compat016: old, PoolLimit: -1}
+			n := &Decoder{Compat: CompatIf(old), PoolLimit: -1}
 			if err := n.Decode(context.Background(), bytes.NewReader(c.data), c.isa, func(b *wire.Batch) error {
 				got = append(got, b.Clone())
 				return nil

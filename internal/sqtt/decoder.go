@@ -38,8 +38,8 @@ type Decoder struct {
 	// grows with the trace). Shader data is flushed every 65536 records as
 	// the library does.
 	PoolLimit int
-	// Compat016 makes the records those of AMD's 0.1.6 library (the
-	// build ROCm 7.x ships) instead of the newest behaviour: the
+	// Compat Lib016 makes the records those of AMD's 0.1.6 library (the
+	// build ROCm 7.x ships) instead of the newest behaviour (Newest): the
 	// differences of sqtt-format.md A.3 and §4.6 (no EVENT or DISPATCH
 	// records, no wave or occupancy fields beyond the 0.1.6 layout, no
 	// RT_TIMESTAMP_LO32; gfx9 waves end at the WAVE_END time with an IDLE
@@ -50,7 +50,7 @@ type Decoder struct {
 	// late, unresolved placeholders read NONE, shader data comes in
 	// batches of 65537. The real traces of ../shared/real decode to the
 	// library's records exactly with it (real_test.go).
-	Compat016 bool
+	Compat Compat
 	// Ended, when not nil, is called once a Decode has read the whole
 	// trace without an error, with how the trace ended: its length,
 	// whether it ends inside a token, how many waves were still running
@@ -143,7 +143,7 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		em:    emitter{emit: emit},
 		cache: newISACache(p, arch.GFXIP),
 		limit: d.PoolLimit,
-		old:   d.Compat016,
+		old:   d.Compat == Lib016,
 	}
 	ps.em.old = ps.old
 	ps.cache.old = ps.old
@@ -187,7 +187,7 @@ type parseState struct {
 	sentIncomplete bool // INFO WAVE_INCOMPLETE
 	sentStitch     bool // INFO STITCH_INCOMPLETE
 	sentRTFreq     bool
-	old            bool // Decoder.Compat016
+	old            bool // Decoder.Compat == Lib016
 	cutBits        int  // bits of the last token beyond the end of the buffer (1.7)
 }
 

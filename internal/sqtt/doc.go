@@ -14,7 +14,7 @@
 // instrumentation state (2.1), the instruction cache and the stitcher (3)
 // and the record emitter (4).
 //
-// Decoder.Compat016 makes the records of every family exactly those of
+// Decoder.Compat Lib016 makes the records of every family exactly those of
 // AMD's 0.1.6 library build (the one ROCm 7.x ships): on the test vectors, the sample
 // captures and generated traces up to 100 MB the record streams are
 // byte-identical to the library's (TestCompat016MatchesLibrary runs the

@@ -13,7 +13,7 @@ func ending(t *testing.T, data []byte, compat bool) Ending {
 	t.Helper()
 	var e Ending
 	called := 0
-	d := &Decoder{Compat016: compat, Ended: func(x Ending) { e = x; called++ }}
+	d := &Decoder{Compat: CompatIf(compat), Ended: func(x Ending) { e = x; called++ }}
 	if err := d.Decode(context.Background(), bytes.NewReader(data), nil, func(*wire.Batch) error { return nil }); err != nil {
 		t.Fatal(err)
 	}

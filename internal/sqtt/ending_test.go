@@ -19,7 +19,7 @@ func endOf(t *testing.T, data []byte, compat bool) (sqtt.Ending, int) {
 	t.Helper()
 	var e sqtt.Ending
 	running := map[[3]uint8]bool{}
-	d := &sqtt.Decoder{Compat016: compat, Ended: func(x sqtt.Ending) { e = x }}
+	d := &sqtt.Decoder{Compat: sqtt.CompatIf(compat), Ended: func(x sqtt.Ending) { e = x }}
 	err := d.Decode(context.Background(), bytes.NewReader(data), nil, func(b *wire.Batch) error {
 		for _, o := range b.Occupancy {
 			running[[3]uint8{o.CU, o.SIMD, o.WaveID}] = o.Start

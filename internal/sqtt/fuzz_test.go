@@ -37,7 +37,7 @@ func FuzzDecode(f *testing.F) {
 			isa.m[pc] = e
 		}
 		// Odd lengths also cover the 0.1.6 mode and small pools.
-		fuzzDecode(t, &Decoder{Compat016: len(data)%2 == 1, PoolLimit: 1 + len(data)%3*8}, data, isa)
+		fuzzDecode(t, &Decoder{Compat: CompatIf(len(data)%2 == 1), PoolLimit: 1 + len(data)%3*8}, data, isa)
 	})
 }
 

@@ -58,7 +58,7 @@ type line struct {
 type isaCache struct {
 	p     isa.Provider
 	gfxip int
-	old   bool              // Decoder.Compat016: no gfx12 v_mov_b64 or ds_bvh rule
+	old   bool              // Decoder.Compat Lib016: no gfx12 v_mov_b64 or ds_bvh rule
 	m     map[wire.PC]*line // nil value: the provider does not know the PC
 }
 

@@ -460,7 +460,7 @@ func libJSON(t *testing.T, d interface {
 }
 
 // TestLibrary016 requires, for every case, the native decoder's records
-// under Compat016 to equal the 0.1.6 library's, byte for byte in the JSON
+// under Compat Lib016 to equal the 0.1.6 library's, byte for byte in the JSON
 // projection.
 func TestLibrary016(t *testing.T) {
 	var lib *cdec.Decoder
@@ -504,9 +504,9 @@ func TestLibrary016(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (write it with %s set and -update-lib016)", err, cdec.EnvLib)
 			}
-			got := libJSON(t, &Decoder{Compat016: true, PoolLimit: -1}, c)
+			got := libJSON(t, &Decoder{Compat: Lib016, PoolLimit: -1}, c)
 			if !bytes.Equal(got, want) {
-				t.Errorf("native (Compat016) differs from the library's records in %s: %s", file, testutil.FirstDiff(got, want))
+				t.Errorf("native (Lib016) differs from the library's records in %s: %s", file, testutil.FirstDiff(got, want))
 			}
 		})
 	}

@@ -29,7 +29,7 @@ func FuzzCheckPlausible(f *testing.F) {
 			}
 		}
 		var e Ending
-		d := &Decoder{Compat016: len(data)%2 == 1, Ended: func(x Ending) { e = x }}
+		d := &Decoder{Compat: CompatIf(len(data)%2 == 1), Ended: func(x Ending) { e = x }}
 		if d.Decode(context.Background(), bytes.NewReader(data), nil, func(*wire.Batch) error { return nil }) != nil {
 			return
 		}

@@ -2,7 +2,7 @@ package sqtt
 
 // The RDNA decoder (gfx10, gfx11, gfx12) follows sqtt-format.md 1.2, 1.3,
 // 2.1, 2.3, 2.4, 3 and 4 (newest behaviour; the w64 bit is ignored). Under
-// Compat016 it gives AMD's 0.1.6 records instead (A.3, A.4 R6, W2 and item
+// Compat Lib016 it gives AMD's 0.1.6 records instead (A.3, A.4 R6, W2 and item
 // 7: waves emitted at their WAVE_END, wave64 cycles doubled, DPRate 0 read
 // as rate 0, gfx11 codes 10 and 15 unscaled, WAVE_START_EXT a time delta,
 // no CONTEXT instructions, no barrier extension, the reorder step of the
@@ -68,7 +68,7 @@ type rdna struct {
 	plFlag  bool // packet-loss flag raised by a TIMESTAMP
 	q       []rdnaTok
 	qh      int
-	inTail  bool // a token of the reader's tail was delivered (Compat016)
+	inTail  bool // a token of the reader's tail was delivered (Lib016)
 	ntoken  int
 	rtLimit int // realtime pairs held at most: max(PoolLimit, realtimeFlush)
 
@@ -110,7 +110,7 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 	return r
 }
 
-// pick is old016 under Compat016, else newest.
+// pick is old016 under Compat Lib016, else newest.
 func pick[T any](old bool, old016, newest T) T {
 	if old {
 		return old016
@@ -330,7 +330,7 @@ func (r *rdna) timestamp(w uint64, tail bool) {
 // gfx12 outside the reader's tail, on gfx10 and gfx11 only in the tail (see
 // read).
 //
-// Under Compat016 a gfx11 or gfx12 sample of value 0 is ignored, as 0.1.6
+// Under Compat Lib016 a gfx11 or gfx12 sample of value 0 is ignored, as 0.1.6
 // does (A.4 item 7.8).
 func (r *rdna) rtSample(v uint64, tail bool) {
 	if v == 0 && r.ps.old && r.gen >= 11 {

@@ -26,7 +26,7 @@ func rdnaFuzzISA() *table {
 // FuzzDecodeRDNA feeds arbitrary token streams to the RDNA decoder: gen
 // picks the generation (gfx10, gfx11, gfx12) written into the HEADER's
 // version field; the rest of data, including the other header bits, is
-// the fuzzer's. Decoding, in the default mode and under Compat016, must
+// the fuzzer's. Decoding, in the default mode and under Compat Lib016, must
 // never panic or hang and may only fail with the documented errors.
 func FuzzDecodeRDNA(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "rdna", "*.att"))
@@ -55,7 +55,7 @@ func FuzzDecodeRDNA(f *testing.F) {
 			binary.LittleEndian.PutUint16(data, h)
 		}
 		fuzzDecode(t, New(), data, rdnaFuzzISA())
-		fuzzDecode(t, &Decoder{Compat016: true}, data, rdnaFuzzISA())
+		fuzzDecode(t, &Decoder{Compat: Lib016}, data, rdnaFuzzISA())
 	})
 }
 

@@ -89,7 +89,7 @@ func (f decodeFunc) Decode(ctx context.Context, r *bytes.Reader, p isa.Provider,
 }
 
 // TestRDNADifferential016 decodes the RDNA vectors, scenarios and
-// generated test-kernel traces with the native decoder under Compat016 and
+// generated test-kernel traces with the native decoder under Compat Lib016 and
 // with AMD's library named by ROCPROF_TRACE_DECODER_LIB (0.1.6), and
 // requires the same records.
 func TestRDNADifferential016(t *testing.T) {
@@ -106,7 +106,7 @@ func TestRDNADifferential016(t *testing.T) {
 		t.Skipf("%s is not a 0.1.x library: Compat016 reproduces 0.1.6", d.Version())
 	}
 	native := decodeFunc(func(ctx context.Context, r *bytes.Reader, p isa.Provider, emit func(*wire.Batch) error) error {
-		d := &sqtt.Decoder{Compat016: true, PoolLimit: -1}
+		d := &sqtt.Decoder{Compat: sqtt.Lib016, PoolLimit: -1}
 		return d.Decode(ctx, r, p, func(b *wire.Batch) error { return emit(b) })
 	})
 	amd := decodeFunc(func(ctx context.Context, r *bytes.Reader, p isa.Provider, emit func(*wire.Batch) error) error {

@@ -615,7 +615,7 @@ func TestRDNAWave64(t *testing.T) {
 			},
 			Timeline: tl(sIdle, 4, sExec, 16)})
 		w.Waves[0].Size = 0
-		got, err = decodeWith(&Decoder{Compat016: true}, data, provider(isa), cloneAll)
+		got, err = decodeWith(&Decoder{Compat: Lib016}, data, provider(isa), cloneAll)
 		if err != nil {
 			t.Fatal(err)
 		}

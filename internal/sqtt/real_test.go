@@ -65,7 +65,7 @@ func TestRealTraces016(t *testing.T) {
 		p := realISA(t, c)
 		for _, tr := range c.Traces {
 			name := c.Name + "/" + filepath.Base(tr.File)
-			got := realDecode(t, &sqtt.Decoder{Compat016: true, PoolLimit: -1}, p, tr)
+			got := realDecode(t, &sqtt.Decoder{Compat: sqtt.Lib016, PoolLimit: -1}, p, tr)
 			want, err := os.ReadFile(tr.Expected)
 			if err != nil {
 				t.Fatal(err)

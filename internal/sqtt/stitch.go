@@ -43,10 +43,10 @@ type wave struct {
 	exclBarrier                bool     // gfx12 header bit 59: barrier waits may have no token
 	gaps                       []pcInfo // barrier waits found without a token (3.5 step 9)
 	// lastNone is the time of the wave's last RDNA INST token of a code
-	// without a category (Compat016): it ends an incomplete wave no
+	// without a category (Lib016): it ends an incomplete wave no
 	// earlier (A.4 item 7.15).
 	lastNone int64
-	// msg016 says the wave resolved an OTHER_MSG (Compat016), the last
+	// msg016 says the wave resolved an OTHER_MSG (Lib016), the last
 	// of them at msgTime: 0.1.6 deletes the entry but keeps its time
 	// (programEnd016, A.4 items 8.3 and 8.8).
 	msg016  bool
@@ -111,7 +111,7 @@ func (w *wave) retranslate(t *codeTables) {
 var errNoLineAfter016 = errors.New("the stitcher needs the line after the last one the ISA callback knows")
 
 // stitch assigns PCs to the wave's instructions (3.5) and returns the
-// number of instructions consumed; under Compat016 it fails with
+// number of instructions consumed; under Compat Lib016 it fails with
 // errNoLineAfter016 where 0.1.6 fails.
 func (ps *parseState) stitch(w *wave) (int, error) {
 	c := ps.cache

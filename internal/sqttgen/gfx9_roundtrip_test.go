@@ -166,7 +166,7 @@ func TestScenarios016Native(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			trace, want := buildScenario(s, true)
 			var got []wire.Batch
-			err := (&sqtt.Decoder{Compat016: true}).Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(s.ix),
+			err := (&sqtt.Decoder{Compat: sqtt.Lib016}).Decode(context.Background(), bytes.NewReader(trace), isa.NewTable(s.ix),
 				func(b *wire.Batch) error {
 					got = append(got, b.Clone())
 					return nil

@@ -98,7 +98,7 @@ func decodeNative(data []byte, p isa.Provider, timeout time.Duration) outcome {
 				done <- o
 			}
 		}()
-		d := &sqtt.Decoder{Compat016: true, PoolLimit: -1}
+		d := &sqtt.Decoder{Compat: sqtt.Lib016, PoolLimit: -1}
 		err := d.Decode(ctx, bytes.NewReader(data), p, o.collect)
 		if err != nil {
 			o.errText = err.Error()
