@@ -104,13 +104,13 @@ func TestRealLibraryGenerated(t *testing.T) {
 				// The native decoder's own 0.1.6 mode, batching as the
 				// library does (cmd/att-decode --compat 0.1.6).
 				n016 := sqtt.New()
-				n016.Compat016, n016.PoolLimit = true, -1
+				n016.Compat, n016.PoolLimit = sqtt.Lib016, -1
 				var c collector
 				if err := n016.Decode(context.Background(), bytes.NewReader(trace), p, c.emit); err != nil {
-					t.Fatalf("native decoder, Compat016: %v", err)
+					t.Fatalf("native decoder, Compat Lib016: %v", err)
 				}
 				if diff := sqttgen.Diff(sqttgen.Normalize016(c.batches), got.batches); diff != "" {
-					t.Errorf("library (got) and native decoder with Compat016 (want) differ: %s", diff)
+					t.Errorf("library (got) and native decoder with Compat Lib016 (want) differ: %s", diff)
 				}
 			}
 		})

@@ -79,7 +79,7 @@ func (h *harness) writeClass(dir string, rank int, c *class, libPath string) err
 		att, len(data), len(in.toks), origin(c.best), len(c.best.bytes()), len(c.best.toks), c.minEvals)
 	fmt.Fprintf(&b, "ISA: %s\n\n", h.c.isaPaths[in.isa])
 	n, l := &c.reproOut[0], &c.reproOut[1]
-	fmt.Fprintf(&b, "native (internal/sqtt, Compat016): %s\n", n.summary())
+	fmt.Fprintf(&b, "native (internal/sqtt, --compat 0.1.6): %s\n", n.summary())
 	fmt.Fprintf(&b, "library (%s): %s\n", h.lib.version(), l.summary())
 	keys := diffKeys(n, l)
 	if !slices.Contains(keys, c.key) {
