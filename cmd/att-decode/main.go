@@ -47,7 +47,8 @@
 // (either backend; spec 1.6), an architecture the chosen backend does not decode
 // (MI400 traces need --backend rocm), or one the index's code objects are
 // not for; 4 the ROCm library is
-// missing with --backend rocm.
+// missing with --backend rocm; 128+signal when SIGINT, SIGTERM, SIGHUP or
+// SIGQUIT ended it (130, 143, 129, 131), FILE as it was.
 package main
 
 import (

@@ -13,6 +13,13 @@
 // uses, in input order. A missing path is an error naming it (exit 1).
 package main
 
-import "os"
+import (
+	"os"
 
-func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+	"github.com/attkit/attkit/internal/publish"
+)
+
+func main() {
+	publish.RemoveOnSignal() // 128+signal, as every tool
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

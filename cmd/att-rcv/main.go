@@ -51,7 +51,8 @@
 //
 // The folder is built in a temporary sibling directory and moved into place
 // at the end, with the stats CSV, so a failed or interrupted run (SIGINT,
-// SIGTERM: exit 130, 143) leaves nothing behind. An existing DIR that is
+// SIGTERM, SIGHUP, SIGQUIT: exit 128+signal, 130, 143, 129, 131) leaves
+// nothing behind. An existing DIR that is
 // not empty is refused unless --force is given; the earlier folder and CSV
 // are then replaced as a whole. Two att-rcv writing one DIR at once commit
 // one after the other: the later refuses, or with --force replaces the

@@ -1,13 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/attkit/attkit/internal/arch"
 	"github.com/attkit/attkit/internal/cli"
@@ -18,9 +16,6 @@ import (
 	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
 )
-
-// exit ends the process after an interrupt.
-var exit = os.Exit
 
 type flags struct {
 	cli.VersionFlag
@@ -85,24 +80,18 @@ func write(env *cli.Env, f *flags, opt rcv.FolderOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	// An interrupt removes what was written and ends the process, even
-	// while a read waits on a pipe.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	defer func() { signal.Stop(sig); close(done) }()
-	go func() {
-		select {
-		case s := <-sig:
-			folder.Abort()
-			fmt.Fprintf(env.Stderr, "%s: interrupted\n", env.Name)
-			exit(publish.ExitStatus(s))
-		case <-done:
-		}
-	}()
+	// An interrupt (publish.Catch: SIGINT, SIGTERM, SIGHUP, SIGQUIT)
+	// removes what was written at once; the run then fails, or is ended
+	// after publish.Grace when a read waits on a pipe.
+	ctx, intr := publish.Catch(env.Name, env.Stderr)
+	defer intr.Stop()
+	defer context.AfterFunc(ctx, folder.Abort)()
 	defer func() {
 		if err != nil {
 			folder.Abort()
+		}
+		if code, ok := intr.Status(); ok {
+			err = exitcode.Silent{Code: code}
 		}
 	}()
 	fd := fold.New(ix)

@@ -64,7 +64,9 @@
 //
 // Exit status: 0 ok; 1 bad or truncated input, an index that matches none
 // of the traced PCs; 2 usage (several runs without --run or --merge-runs);
-// 3 an input that is not a record stream, or an unsupported version.
+// 3 an input that is not a record stream, or an unsupported version;
+// 128+signal when SIGINT, SIGTERM, SIGHUP or SIGQUIT ended it (130, 143,
+// 129, 131), FILE as it was.
 package main
 
 import (

@@ -11,6 +11,7 @@ import (
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/exitcode"
 	"github.com/attkit/attkit/internal/jq"
+	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/report"
 	"github.com/attkit/attkit/internal/waveselect"
 	"github.com/attkit/attkit/internal/wire"
@@ -60,6 +61,7 @@ func makeReport(env *cli.Env, f *flags) error {
 	var ix *wire.Index
 	if f.Index != "" {
 		var err error
+		publish.Input(f.Index) // -o never replaces an input
 		if ix, err = wire.ReadIndexFile(f.Index); err != nil {
 			return fmt.Errorf("reading index: %w", err)
 		}

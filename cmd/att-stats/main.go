@@ -140,7 +140,8 @@
 // Exit status: 0 ok; 1 bad or truncated input, mismatch with the control,
 // index that matches nothing; 2 usage (including several runs without --run
 // or --merge-runs); 3 input that is not a record stream, or an unsupported
-// version.
+// version; 128+signal when SIGINT, SIGTERM, SIGHUP or SIGQUIT ended it
+// (130, 143, 129, 131), FILE as it was and no spool left.
 package main
 
 import (

@@ -44,8 +44,19 @@
 // --start/--end): the slowest or fastest by end - begin (ties to the first
 // in stream order; the input is read twice, standard input through a
 // temporary copy that nothing can outlive) or the wave of an ID.
+//
+// SIGINT, SIGTERM, SIGHUP or SIGQUIT end it with 128+signal (130, 143,
+// 129, 131), FILE as it was.
 package main
 
-import "os"
+import (
+	"os"
 
-func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+	"github.com/attkit/attkit/internal/publish"
+)
+
+func main() {
+	// An interrupt removes the temporary of -o: what was at FILE stays.
+	publish.RemoveOnSignal()
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

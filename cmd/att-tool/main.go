@@ -52,9 +52,10 @@
 // --force replaced as a whole (folder and stats CSV together). Two runs
 // into one place commit one after the other (a lock on the parent
 // directory): the later one refuses, or with --force replaces the earlier
-// one's result whole. On SIGINT or SIGTERM the work stops, the
-// temporaries are removed, what was there before stays, and att-tool
-// exits 130 or 143.
+// one's result whole. On SIGINT, SIGTERM, SIGHUP or SIGQUIT the work
+// stops within a second (a second signal stops it at once), the
+// temporaries and work files are removed, what was there before stays,
+// and att-tool exits 128+signal.
 //
 // --code-object is for captures without code-object load records
 // (runtimes other than rocprofv3): their PCs are absolute, so the code
@@ -97,7 +98,8 @@
 // that exists without --force, a trace skipped by --keep-going); 2 usage (bad flags, ambiguous or duplicate
 // code object ids); 3 not a trace (a body after a valid header that is no
 // token stream included) or an unsupported architecture; 4 the
-// ROCm library is missing with --backend rocm; 130/143 interrupted.
+// ROCm library is missing with --backend rocm; 128+signal when SIGINT,
+// SIGTERM, SIGHUP or SIGQUIT ended it (130, 143, 129, 131).
 package main
 
 import "os"

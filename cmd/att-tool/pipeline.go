@@ -90,6 +90,12 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 	if err != nil {
 		return err
 	}
+	publish.Input(fd.Traces...) // no output is, or holds, an input
+	publish.Input(fd.Objects...)
+	publish.Input(fd.CodeJSON)
+	for _, in := range fd.Placed {
+		publish.Input(in.Path)
+	}
 	p := &pipeline{env: env, f: f, json: wantJSON, csv: wantCSV, html: wantHTML, set: publish.NewSet(f.Force),
 		quiet: os.Getenv("ATT_SUPPRESS_WARNING") != ""}
 	if cli.ProgressWanted(f.Progress, env.Stderr) {
@@ -126,11 +132,11 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 		return err
 	}
 	defer p.drv.Close()
-	recs, err := os.MkdirTemp("", "att-tool-")
+	recs, removeRecs, err := publish.WorkDir("", "att-tool")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(recs)
+	defer removeRecs()
 	for i := range p.tasks {
 		p.tasks[i].rec = filepath.Join(recs, strconv.Itoa(i)+".rec")
 	}
@@ -368,15 +374,12 @@ func expandHome(p string) string {
 	return p
 }
 
-// occupiedByOthers reports whether dir holds files and is not a viewer
-// folder (every att-tool output holds a code.json): a single run is then
-// written into a folder inside it rather than among its files.
+// occupiedByOthers reports whether dir holds files and is not an earlier
+// output of ours (publish's mark, not the look of a viewer folder: a
+// capture holds a code.json too): a single run is then written into a
+// folder inside it rather than among its files.
 func occupiedByOthers(dir string) bool {
-	if !publish.Occupied(dir) {
-		return false
-	}
-	st, err := os.Stat(filepath.Join(dir, "code.json"))
-	return err != nil || !st.Mode().IsRegular()
+	return publish.Occupied(dir) && !publish.Owned(dir)
 }
 
 // mkdirAll creates dir and its missing parents, remembering them.
@@ -467,11 +470,11 @@ func (p *pipeline) codeOnly(ctx context.Context, fd *capture.Found) error {
 	if err := p.mkdirAll(dir); err != nil {
 		return err
 	}
-	stage, err := os.MkdirTemp(dir, ".att-tool.tmp-")
+	stage, removeStage, err := publish.WorkDir(dir, "att-tool")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(stage)
+	defer removeStage()
 	if err := os.WriteFile(filepath.Join(stage, "code.json"), c.ix.CodeJSON(), 0o666); err != nil {
 		return err
 	}
@@ -753,7 +756,6 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", o.csv, err)
 		}
-		os.Chmod(o.tmpCSV, 0o644)
 	}
 	if rep != nil {
 		if err := p.writeReport(o, rep); err != nil {

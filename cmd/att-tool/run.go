@@ -1,16 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/codeobj"
@@ -57,32 +52,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	// SIGINT and SIGTERM cancel the work; what was written is removed and
-	// the process ends with 128 + the signal's number.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigc)
-	var mu sync.Mutex
-	var got os.Signal
-	go func() {
-		select {
-		case s := <-sigc:
-			mu.Lock()
-			got = s
-			mu.Unlock()
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	// SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel the work (publish.Catch);
+	// what was written is removed and the process ends with 128 + the
+	// signal's number.
+	ctx, intr := publish.Catch(env.Name, env.Stderr)
+	defer intr.Stop()
 	err := tool(ctx, env, &f)
-	mu.Lock()
-	s := got
-	mu.Unlock()
-	if s != nil && err != nil {
-		fmt.Fprintf(env.Stderr, "%s: interrupted: nothing written\n", env.Name)
-		return publish.ExitStatus(s)
+	if code, ok := intr.Status(); ok {
+		return code
 	}
 	return env.Fail(err)
 }

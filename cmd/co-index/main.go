@@ -51,8 +51,9 @@
 //
 // Exit status: 0 ok; 1 failure (missing file, no usable llvm-objdump,
 // unreadable DWARF); 2 usage (bad flags, ambiguous or duplicate ids);
-// 3 not an ELF file or not an AMDGPU code object. Nothing is written on
-// failure.
+// 3 not an ELF file or not an AMDGPU code object; 128+signal when SIGINT,
+// SIGTERM, SIGHUP or SIGQUIT ended it (130, 143, 129, 131). Nothing is
+// written on failure.
 package main
 
 import (

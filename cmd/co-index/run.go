@@ -13,6 +13,7 @@ import (
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/codeobj"
 	"github.com/attkit/attkit/internal/exitcode"
+	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/snapshot"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -38,6 +39,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func index(env *cli.Env, f *flags) error {
 	inputs, err := inputsOf(f)
+	for _, in := range inputs {
+		publish.Input(in.Path) // -o never replaces an input
+	}
 	if err != nil {
 		return err
 	}

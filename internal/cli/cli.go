@@ -69,7 +69,7 @@ func (e *Env) Parse(cli any, description string, args []string, opts ...kong.Opt
 	}
 	all := append([]kong.Option{
 		kong.Name(e.Name),
-		kong.Description(description),
+		kong.Description(description + "\n\n" + publish.SignalHelp),
 		kong.Writers(e.Stdout, e.Stderr),
 		kong.Exit(func(c int) { panic(exitSignal{c}) }),
 		kong.Vars{"version": e.Name + " " + Version()},
@@ -103,6 +103,7 @@ func (e *Env) Open(path string) (io.ReadCloser, string, error) {
 	if path == "" || path == "-" {
 		return io.NopCloser(e.Stdin), "<stdin>", nil
 	}
+	publish.Input(path) // no output of the process may replace it
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, path, err

@@ -51,6 +51,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/wire"
 )
 
@@ -158,10 +159,11 @@ type Analyzer struct {
 	other   map[int]*coalescer
 	seOrder []int
 
-	spool    *bufio.Writer
-	file     *os.File
-	spoolOff int64 // bytes in sections so far
-	window   int   // bytes of a scope's waves per spool section (tests make it small)
+	spool     *bufio.Writer
+	file      *os.File
+	closeFile func() error // closes and removes file
+	spoolOff  int64        // bytes in sections so far
+	window    int          // bytes of a scope's waves per spool section (tests make it small)
 
 	ended map[int]bool // shader engines whose scopes went to the second pass
 
@@ -187,11 +189,14 @@ func (a *Analyzer) openSpool() error {
 	if a.spool != nil || a.opt.InMemory {
 		return nil
 	}
-	f, err := os.CreateTemp(a.opt.SpoolDir, "attkit-hidden-*.spool")
+	// A work file of publish's registry: gone at once from its directory
+	// where the system allows it, else removed by an interrupt or, after
+	// a SIGKILL, by the next run's sweep.
+	f, closeFile, err := publish.WorkFile(a.opt.SpoolDir, "hidden-spool")
 	if err != nil {
 		return fmt.Errorf("hidden-latency spool: %w", err)
 	}
-	a.file = f
+	a.file, a.closeFile = f, closeFile
 	a.spool = bufio.NewWriterSize(f, 256<<10)
 	return nil
 }
@@ -208,10 +213,9 @@ func (a *Analyzer) Close() error {
 	if a.file == nil {
 		return nil
 	}
-	name := a.file.Name()
-	err := a.file.Close()
+	err := a.closeFile()
 	a.file = nil
-	return errors.Join(err, os.Remove(name))
+	return err
 }
 
 func (a *Analyzer) pcID(pc wire.PC) uint32 {

@@ -139,8 +139,11 @@ func writeManifest(tmp, run string, siblings []string) error {
 // Owned reports whether dir is a folder an attkit tool published (it holds
 // the mark) that holds nothing but the files listed in the mark.
 func Owned(dir string) bool {
-	_, err := checkOwned(dir)
-	return err == nil
+	if readManifest(dir) == nil {
+		return false
+	}
+	m, err := checkOwned(dir)
+	return err == nil && m != nil
 }
 
 // errNotOurs is a refusal that --force cannot lift.
@@ -177,6 +180,9 @@ func checkOwned(dir string) (*manifest, error) {
 			if len(names) < 3 {
 				names = append(names, rel)
 			}
+			if m == nil && n > len(names) {
+				return fs.SkipAll // no mark: no need to count them all
+			}
 		}
 		return nil
 	})
@@ -191,7 +197,10 @@ func checkOwned(dir string) (*manifest, error) {
 		return nil, nil
 	}
 	what := strings.Join(names, ", ")
-	if n > len(names) {
+	switch {
+	case n > len(names) && m == nil:
+		what += " and more"
+	case n > len(names):
 		what += fmt.Sprintf(" and %d more", n-len(names))
 	}
 	if m == nil {

@@ -38,8 +38,8 @@ type Interrupt struct {
 	sig os.Signal
 }
 
-// Catch starts one run of tool name: it registers name for the marks,
-// forgets earlier inputs, and handles Signals. The first cancels the
+// Catch starts one run of tool name: it registers name for the marks and
+// handles Signals. The first cancels the
 // returned context; the run should then return (Status gives its exit
 // status). When it has not within Grace, or at a second signal, the work
 // files of the process are removed (a commit's renames finished first),
@@ -47,7 +47,6 @@ type Interrupt struct {
 // Stop ends the handling.
 func Catch(name string, stderr io.Writer) (context.Context, *Interrupt) {
 	SetTool(name)
-	ResetInputs()
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &Interrupt{name: name, stderr: stderr, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel}
 	signal.Notify(in.ch, Signals...)
@@ -95,7 +94,7 @@ func (in *Interrupt) abandon(s os.Signal) {
 	commitMu.Lock() // never in the middle of a commit's renames
 	RemoveTemporaries()
 	if in.name != "" {
-		fmt.Fprintf(in.stderr, "%s: interrupted (%v)\n", in.name, s)
+		fmt.Fprintf(in.stderr, "%s: interrupted\n", in.name)
 	}
 	exit(ExitStatus(s))
 }
@@ -116,7 +115,7 @@ func (in *Interrupt) Status() (int, bool) {
 		return 0, false
 	}
 	RemoveTemporaries()
-	fmt.Fprintf(in.stderr, "%s: interrupted (%v)\n", in.name, s)
+	fmt.Fprintf(in.stderr, "%s: interrupted\n", in.name)
 	return ExitStatus(s), true
 }
 
