@@ -36,14 +36,22 @@ func TestInterruptedOutputs(t *testing.T) {
 		{"att-decode", []string{"--backend", "native", "--index", idx, "-"}, trace},
 		{"att-stats", []string{"--index", idx, "-"}, stream},
 		{"att-report", []string{"--index", idx, "-"}, stream},
+		// The hidden-latency spool in $TMPDIR: on 478e79a SIGINT and
+		// SIGTERM left it there.
+		{"att-stats", []string{"--format", "hidden.csv", "--index", idx, "-"}, stream},
 		{"co-index", []string{"-"}, object},
 	} {
-		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-			dir := filepath.Join(tmp, tc.tool+"-"+sig.String())
-			os.Mkdir(dir, 0o755)
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+			dir, err := os.MkdirTemp(tmp, tc.tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmpdir := filepath.Join(dir, "tmp")
+			os.Mkdir(tmpdir, 0o755)
 			out := filepath.Join(dir, "out")
 			os.WriteFile(out, []byte("earlier result"), 0o644)
 			cmd := exec.Command(filepath.Join(binDir, tc.tool), append([]string{"-o", out}, tc.args...)...)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmpdir)
 			r, stdin, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
@@ -80,8 +88,11 @@ func TestInterruptedOutputs(t *testing.T) {
 			if b, _ := os.ReadFile(out); string(b) != "earlier result" {
 				t.Errorf("%s %v: FILE holds %.40q, not the earlier result", tc.tool, sig, b)
 			}
-			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 				t.Errorf("%s %v: temporaries left: %v", tc.tool, sig, ents)
+			}
+			if ents, _ := os.ReadDir(tmpdir); len(ents) != 0 {
+				t.Errorf("%s %v: left in $TMPDIR: %v", tc.tool, sig, ents)
 			}
 		}
 	}

@@ -412,7 +412,9 @@ func TestAttToolInterrupted(t *testing.T) {
 	}
 	tmpdir := filepath.Join(tmp, "tmpdir")
 	os.Mkdir(tmpdir, 0o755)
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	// SIGHUP and SIGQUIT too: on 478e79a they left the temporaries and
+	// $TMPDIR/att-tool-*.
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
 		cmd := exec.Command(filepath.Join(binDir, "att-tool"), "--force", "--backend", "native", "-d", out, tmp)
 		cmd.Dir = repoRoot(t)
 		cmd.Env = append(os.Environ(), "TMPDIR="+tmpdir)

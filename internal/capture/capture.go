@@ -21,6 +21,7 @@ import (
 
 	"github.com/attkit/attkit/internal/codeobj"
 	"github.com/attkit/attkit/internal/exitcode"
+	"github.com/attkit/attkit/internal/publish"
 	"github.com/attkit/attkit/internal/tracename"
 )
 
@@ -55,7 +56,7 @@ type Options struct {
 // Discover classifies the inputs (python-layer §6.4), except that
 // directories are searched recursively: rocprofv3 writes
 // <out>/<hostname>/<pid>_<agent>_…. Hidden entries and earlier outputs
-// (ui_output_* folders) are skipped.
+// (ui_output_* folders, folders with publish's mark) are skipped.
 func Discover(opt Options) (*Found, error) {
 	fd := Found{warn: opt.Warn}
 	if fd.warn == nil {
@@ -84,7 +85,9 @@ func Discover(opt Options) (*Found, error) {
 				return nil
 			}
 			name := d.Name()
-			if strings.HasPrefix(name, ".") || d.IsDir() && strings.HasPrefix(name, "ui_output_") {
+			// An earlier output of ours (publish's mark) is no input either.
+			if strings.HasPrefix(name, ".") || d.IsDir() && (strings.HasPrefix(name, "ui_output_") ||
+				publish.HasMark(q)) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}

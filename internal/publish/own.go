@@ -136,6 +136,10 @@ func writeManifest(tmp, run string, siblings []string) error {
 	return os.WriteFile(filepath.Join(tmp, ManifestName), m.encode(), 0o666)
 }
 
+// HasMark reports whether folder dir carries the mark of an attkit output
+// (whatever else it holds): input discovery skips such folders.
+func HasMark(dir string) bool { return readManifest(dir) != nil }
+
 // Owned reports whether dir is a folder an attkit tool published (it holds
 // the mark) that holds nothing but the files listed in the mark.
 func Owned(dir string) bool {
