@@ -103,7 +103,7 @@ func (s *Set) add(target string, dir bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	Sweep(filepath.Dir(target))
+	sweepOnce(filepath.Dir(target))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {

@@ -110,7 +110,7 @@ func WorkDir(dir, name string) (path string, remove func(), err error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	Sweep(dir)
+	sweepOnce(dir)
 	for try := 0; ; try++ {
 		p := workName(dir, name, kindWork)
 		register(p)
@@ -134,7 +134,7 @@ func WorkFile(dir, name string) (f *os.File, close func() error, err error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	Sweep(dir)
+	sweepOnce(dir)
 	for try := 0; ; try++ {
 		p := workName(dir, name, kindWork)
 		register(p)
@@ -167,9 +167,22 @@ var swept = struct {
 // Sweep finishes or rolls back the commits that dead runs left in dir (see
 // the package doc), then removes the work files they left there: names of
 // the work-file form whose pid is no running process, owned by this user.
-// It does so once per directory and process, under the directory's lock.
-// Errors are ignored: a leftover that cannot be removed stays.
+// It works under the directory's lock. Errors are ignored: a leftover that
+// cannot be removed stays. Sets, WorkDir and WorkFile sweep each directory
+// they write into once per process.
 func Sweep(dir string) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return
+	}
+	swept.Lock()
+	swept.dirs[dir] = true
+	swept.Unlock()
+	sweep(dir)
+}
+
+// sweepOnce is Sweep, once per directory and process.
+func sweepOnce(dir string) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return
@@ -178,9 +191,12 @@ func Sweep(dir string) {
 	done := swept.dirs[dir]
 	swept.dirs[dir] = true
 	swept.Unlock()
-	if done {
-		return
+	if !done {
+		sweep(dir)
 	}
+}
+
+func sweep(dir string) {
 	unlock, err := lockDir(dir)
 	if err != nil {
 		return
