@@ -379,7 +379,7 @@ func expandHome(p string) string {
 // capture holds a code.json too): a single run is then written into a
 // folder inside it rather than among its files.
 func occupiedByOthers(dir string) bool {
-	return publish.Occupied(dir) && !publish.Owned(dir)
+	return publish.Occupied(dir) && !publish.HasMark(dir)
 }
 
 // mkdirAll creates dir and its missing parents, remembering them.
