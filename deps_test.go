@@ -37,21 +37,25 @@ internal/version
 # The wire format: the one contract between tools.
 LEAF, github.com/vmihailenco/msgpack/v5 < internal/wire;
 
+# Outputs, work files and signals.
+LEAF, golang.org/x/sys/unix < internal/publish;
+
 # What reads and writes records.
 internal/wire
-  < internal/isa, internal/fold, internal/hidden, internal/waveselect,
+  < internal/isa, internal/fold, internal/waveselect,
     internal/arch/archtest, internal/codeobj, internal/snapshot;
+internal/wire, internal/publish < internal/hidden;
 internal/isa < internal/backend, internal/sqttgen;
 internal/backend < internal/sqtt;
 internal/backend, C, unsafe < internal/cdec;
-internal/codeobj < internal/arch, internal/capture;
+internal/codeobj < internal/arch;
+internal/codeobj, internal/publish < internal/capture;
 internal/arch, internal/sqtt, internal/cdec < internal/driver;
 internal/fold, internal/hidden < internal/rollup;
 internal/rollup, internal/waveselect < internal/report;
 internal/wire, github.com/itchyny/gojq < internal/jq;
 
 # Outputs and the command line.
-LEAF, golang.org/x/sys/unix < internal/publish;
 internal/publish, internal/wire < internal/rcv;
 internal/publish, internal/wire, github.com/alecthomas/kong < internal/cli;
 
@@ -68,7 +72,7 @@ TOOLS, github.com/google/pprof/profile < cmd/att-stats;
 TOOLS, internal/sqttgen, internal/testutil, scripts/internal/measure
   < scripts/bench-batch, scripts/bench-cdec/count, scripts/bench-cdec/gen,
     scripts/bench-decode, scripts/bench-fs, scripts/bench-pipeline, scripts/bench-rcv,
-    scripts/difffuzz, scripts/gentrace;
+    scripts/difffuzz, scripts/gentrace, scripts/soak-kill;
 `
 
 // depsOnly names imports that only the listed packages may import
