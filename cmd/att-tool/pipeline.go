@@ -1,10 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 
 	"os"
@@ -673,7 +673,8 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 		rep = report.New(o.code.ix, nil)
 		defer rep.Close()
 	}
-	var rd *wire.Reader
+	// One reader (one read buffer) for every trace's records.
+	fs := wire.Files{MaxBatch: rcv.MaxBatch}
 	for _, i := range o.traces {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -682,30 +683,29 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 		if tk.err != nil {
 			continue // --keep-going: reported, left out
 		}
-		in, err := os.Open(tk.rec)
-		if err != nil {
-			return err
+		opened := false
+		fs.Open = func(path string) (io.ReadCloser, string, error) {
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, tk.t.Path, err
+			}
+			opened = true
+			return f, tk.t.Path, nil
 		}
-		if rd == nil {
-			rd = wire.NewReader(bufio.NewReaderSize(in, 256<<10), tk.t.Path)
-			rd.SetMaxBatch(rcv.MaxBatch)
-		} else {
-			rd.Reset(bufio.NewReaderSize(in, 256<<10), tk.t.Path)
-		}
-		for rd.Scan() {
+		err := fs.Read(tk.rec, func(rd *wire.Reader, _ string) error {
 			// An interrupt takes effect within a batch, not a trace.
-			if err = ctx.Err(); err != nil {
-				break
+			if err := ctx.Err(); err != nil {
+				return err
 			}
 			switch rd.Kind() {
 			case wire.KindHeader:
 				sel.BeginPart(rd.Header())
 				if rep != nil {
-					err = rep.Header(rd.Header())
+					if err := rep.Header(rd.Header()); err != nil {
+						return err
+					}
 				}
-				if err == nil {
-					err = w.BeginTrace(rd.Header())
-				}
+				return w.BeginTrace(rd.Header())
 			case wire.KindBatch:
 				b := rd.Batch()
 				sel.Select(b)
@@ -713,22 +713,19 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 					p.prog.wavesOut.Add(int64(len(b.Waves)))
 				}
 				if rep != nil {
-					err = rep.Batch(b)
+					if err := rep.Batch(b); err != nil {
+						return err
+					}
 				}
-				if err == nil {
-					err = w.AddBatch(b)
-				}
+				return w.AddBatch(b)
 			}
-			if err != nil {
-				break
-			}
-		}
-		in.Close()
-		if err == nil {
-			err = rd.Err()
+			return nil
+		})
+		if err != nil && opened {
+			return fmt.Errorf("%s: %w", tk.t.Path, err)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", tk.t.Path, err)
+			return err
 		}
 	}
 	if err := w.Finish(); err != nil {
