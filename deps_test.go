@@ -47,7 +47,7 @@ internal/wire
 internal/wire, internal/publish < internal/hidden;
 internal/isa < internal/backend, internal/sqttgen;
 internal/backend < internal/sqtt;
-internal/backend, C, unsafe < internal/cdec;
+internal/backend, internal/pypath, C, unsafe < internal/cdec;
 internal/codeobj < internal/arch;
 internal/codeobj, internal/publish < internal/capture;
 internal/arch, internal/sqtt, internal/cdec < internal/driver;

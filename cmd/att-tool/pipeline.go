@@ -16,6 +16,7 @@ import (
 
 	"github.com/attkit/attkit/internal/driver"
 	"github.com/attkit/attkit/internal/exitcode"
+	"github.com/attkit/attkit/internal/pypath"
 
 	"github.com/attkit/attkit/internal/capture"
 	"github.com/attkit/attkit/internal/cli"
@@ -365,13 +366,12 @@ func (p *pipeline) open(o *output) error {
 	return nil
 }
 
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return home + p[1:]
-		}
-	}
-	return p
+// expandHome replaces a leading ~ by the user's home directory.
+func expandHome(p string) string { return pypath.ExpandUser(p, userHome) }
+
+func userHome() string {
+	h, _ := os.UserHomeDir()
+	return h
 }
 
 // occupiedByOthers reports whether dir holds files and is not an earlier

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/attkit/attkit/internal/pypath"
 )
 
 // Library file names.
@@ -81,7 +83,7 @@ func searchRoots(getenv func(string) string, sitePackages []string) []string {
 	}
 	for _, d := range strings.Split(getenv("LD_LIBRARY_PATH"), ":") {
 		if d != "" {
-			add(expandHome(d, getenv))
+			add(pypath.ExpandUser(d, func() string { return getenv("HOME") }))
 		}
 	}
 	for _, v := range []string{"ROCM_HOME", "ROCM_PATH"} {
@@ -99,15 +101,6 @@ func searchRoots(getenv func(string) string, sitePackages []string) []string {
 	}
 	add("/opt/rocm/lib")
 	return roots
-}
-
-func expandHome(p string, getenv func(string) string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if h := getenv("HOME"); h != "" {
-			return h + p[1:]
-		}
-	}
-	return p
 }
 
 // findInRoot returns the library file in dir: the first candidate name that

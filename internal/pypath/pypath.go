@@ -38,3 +38,15 @@ func Normpath(p string) string {
 	}
 	return s
 }
+
+// ExpandUser replaces a leading "~" of "~" or "~/…" by home() as Python's
+// posixpath.expanduser does for the current user (home is $HOME there);
+// any other path, or an empty home, is returned unchanged.
+func ExpandUser(p string, home func() string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if h := home(); h != "" {
+			return h + p[1:]
+		}
+	}
+	return p
+}

@@ -24,3 +24,17 @@ func TestNormpath(t *testing.T) {
 		}
 	}
 }
+
+func TestExpandUser(t *testing.T) {
+	home := func() string { return "/home/u" }
+	for in, want := range map[string]string{
+		"~": "/home/u", "~/lib": "/home/u/lib", "~x/lib": "~x/lib", "/a/~": "/a/~", "": "",
+	} {
+		if got := ExpandUser(in, home); got != want {
+			t.Errorf("ExpandUser(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := ExpandUser("~/lib", func() string { return "" }); got != "~/lib" {
+		t.Errorf("no home: %q", got)
+	}
+}
