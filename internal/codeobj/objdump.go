@@ -163,19 +163,14 @@ const installHint = "install llvm-19 (and llvm-22 for gfx950) or pass --objdump"
 // ErrNoObjdump is returned (wrapped) when no llvm-objdump was found.
 var ErrNoObjdump = errors.New("could not locate llvm-objdump")
 
-// Disassemble runs llvm-objdump on the code object at path (absolute) of
-// the given target and parses its output. Without an explicit tool it tries
-// the candidates in order, skipping those that fail (a version that does
-// not know the target: "can't find target", a crash) or, when hasCode says
-// the object has executable bytes, print no instruction; it remembers the
-// tool that worked for the target.
-func (o *Objdump) Disassemble(ctx context.Context, path, target string, hasCode bool) ([]Inst, Tool, error) {
-	return o.disassemble(ctx, path, nil, target, hasCode)
-}
-
-// disassemble is Disassemble of the file at path, or of data when it is
-// not nil: llvm-objdump then reads it from its standard input ("-"), and
-// path only names it in errors.
+// disassemble runs llvm-objdump on the code object at path (absolute) of
+// the given target, or on data when it is not nil (llvm-objdump then reads
+// it from its standard input, "-", and path only names it in errors), and
+// parses its output. Without an explicit tool it tries the candidates in
+// order, skipping those that fail (a version that does not know the
+// target: "can't find target", a crash) or, when hasCode says the object
+// has executable bytes, print no instruction; it remembers the tool that
+// worked for the target.
 func (o *Objdump) disassemble(ctx context.Context, path string, data []byte, target string, hasCode bool) ([]Inst, Tool, error) {
 	disasm := func(tool string) ([]Inst, error) {
 		out, err := o.run(ctx, tool, path, data)
