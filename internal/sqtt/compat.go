@@ -55,3 +55,33 @@ func CompatIf(lib016 bool) Compat {
 	}
 	return Newest
 }
+
+// rules are the differences of a Compat from the newest records, one
+// field per spec item, so a branch reads as the rule it follows.
+type rules struct {
+	noEventRecords     bool // sqtt-format.md §4.6: 0.1.6 gives no EVENT records
+	noDispatchRecords  bool // §4.6: nor DISPATCH records
+	waveLayout016      bool // §4.6: a wave has no dispatcher, workgroup, cluster or size fields
+	occupancyLayout016 bool // §4.6: an occupancy word keeps only its bit 0
+	classify016        bool // observed: 0.1.6 has no gfx12 v_mov_b64 or ds_bvh category rule
+}
+
+// compatRules is the table of each Compat's rules.
+var compatRules = [...]rules{
+	Newest: {},
+	Lib016: {
+		noEventRecords:     true,
+		noDispatchRecords:  true,
+		waveLayout016:      true,
+		occupancyLayout016: true,
+		classify016:        true,
+	},
+}
+
+// rules returns c's rules (Newest's for an unknown value).
+func (c Compat) rules() rules {
+	if int(c) < len(compatRules) {
+		return compatRules[c]
+	}
+	return rules{}
+}

@@ -145,8 +145,8 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		limit: d.PoolLimit,
 		old:   d.Compat == Lib016,
 	}
-	ps.em.old = ps.old
-	ps.cache.old = ps.old
+	ps.em.rules = d.Compat.rules()
+	ps.cache.classify016 = ps.em.rules.classify016
 	switch {
 	case ps.limit == 0:
 		ps.limit = DefaultPoolLimit
@@ -226,7 +226,7 @@ type emitter struct {
 	disp  [1]wire.Dispatch
 	info  [1]wire.Info
 	err   error
-	old   bool     // 0.1.6 records: no events or dispatches, 0.1.6 layouts
+	rules rules    // the Compat's record rules (§4.6)
 	watch EndWatch // waves still running (Decoder.Ended)
 }
 
@@ -264,7 +264,7 @@ func (e *emitter) infoRec(v wire.Info) error {
 }
 
 func (e *emitter) eventRec(typ wire.EventType, t int64, me, pipe uint8, flags uint16, payload uint64) error {
-	if e.old {
+	if e.rules.noEventRecords {
 		return e.err
 	}
 	e.event[0] = wire.Event{Size: 40, Time: t, Type: typ, MEID: me, PipeID: pipe, Flags: flags, Payload: payload}
@@ -273,7 +273,7 @@ func (e *emitter) eventRec(typ wire.EventType, t int64, me, pipe uint8, flags ui
 }
 
 func (e *emitter) dispatchRec(d wire.Dispatch) error {
-	if e.old {
+	if e.rules.noDispatchRecords {
 		return e.err
 	}
 	d.Size = 80
@@ -283,7 +283,7 @@ func (e *emitter) dispatchRec(d wire.Dispatch) error {
 }
 
 func (e *emitter) waveRec(w wire.Wave) error {
-	if e.old {
+	if e.rules.waveLayout016 {
 		w.Dispatcher, w.WorkgroupID, w.ClusterID, w.Size = 0, 0, 0, 0
 	}
 	e.wave[0] = w
@@ -293,7 +293,7 @@ func (e *emitter) waveRec(w wire.Wave) error {
 
 func (e *emitter) occupancy(o []wire.Occupancy) error {
 	e.watch.occupancy(o)
-	if e.old {
+	if e.rules.occupancyLayout016 {
 		for i := range o {
 			o[i].SetWord(o[i].Word() & 1)
 		}

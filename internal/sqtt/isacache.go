@@ -56,10 +56,10 @@ type line struct {
 
 // isaCache asks the provider once per PC for the whole parse call.
 type isaCache struct {
-	p     isa.Provider
-	gfxip int
-	old   bool              // Decoder.Compat Lib016: no gfx12 v_mov_b64 or ds_bvh rule
-	m     map[wire.PC]*line // nil value: the provider does not know the PC
+	p           isa.Provider
+	gfxip       int
+	classify016 bool              // rules.classify016: no gfx12 v_mov_b64 or ds_bvh rule
+	m           map[wire.PC]*line // nil value: the provider does not know the PC
 }
 
 func newISACache(p isa.Provider, gfxip int) *isaCache {
@@ -79,7 +79,7 @@ func (c *isaCache) lookup(pc wire.PC) *line {
 			}
 			l = &line{pc: pc, text: text, cat: classify(text, c.gfxip),
 				nextPC: wire.PC{Address: pc.Address + size, CodeObjectID: pc.CodeObjectID}}
-			if c.old {
+			if c.classify016 {
 				l.cat = classify016(l.cat, text)
 			}
 		}
