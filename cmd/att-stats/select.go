@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/waveselect"
@@ -29,30 +27,20 @@ func selection(env *cli.Env, f *flags, ix *wire.Index, filter *jq.Filter, paths 
 	if f.Format == "histogram" || f.Format == "histogram.json" {
 		f.hist = waveselect.NewHistogram()
 	}
-	if !sel.TwoPass() {
-		return sel, env.Open, func() {}, nil
-	}
-	in := waveselect.NewInputs(env.Open)
 	skip := func(h *wire.Header) bool { return f.Run != nil && h.Trace.Run != *f.Run }
 	var apply func(*wire.Header, *wire.Batch) error
 	if filter != nil {
 		apply = filter.Apply
 	}
-	if err := sel.FirstPass(in, paths, skip, apply); err != nil {
-		in.Close()
+	open, done, err = sel.Prepare(env.Open, paths, skip, apply)
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	return sel, in.Open, func() { in.Close() }, nil
+	return sel, open, done, nil
 }
 
 // endSelection checks that the selection matched and names the wave
 // --wave slowest|fastest chose (with the progress report).
 func endSelection(env *cli.Env, f *flags, sel *waveselect.Selector) error {
-	if err := sel.Check(); err != nil {
-		return err
-	}
-	if w, ok := sel.Chosen(); ok && sel.TwoPass() && cli.ProgressWanted(f.Progress, env.Stderr) {
-		fmt.Fprintf(env.Stderr, "%s: --wave %s: %s, kernel %s, %d cycles\n", env.Name, f.Wave, w.Key, w.Kernel, w.Duration())
-	}
-	return nil
+	return sel.End(env.Stderr, env.Name, cli.ProgressWanted(f.Progress, env.Stderr))
 }

@@ -91,7 +91,7 @@ func convert(env *cli.Env, f *flags) error {
 		if err := fs.ReadAll(streams, feed(filter, tl, chk)); err != nil {
 			return err
 		}
-		if err := endSelection(env, f, sel); err != nil {
+		if err := endSelection(env, sel); err != nil {
 			return err
 		}
 		if err := tl.finish(); err != nil {

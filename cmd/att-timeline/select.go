@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/attkit/attkit/internal/cli"
 	"github.com/attkit/attkit/internal/jq"
 	"github.com/attkit/attkit/internal/waveselect"
@@ -24,29 +22,19 @@ func (f *flags) selection(env *cli.Env, ix *wire.Index, filter *jq.Filter, paths
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !sel.TwoPass() {
-		return sel, env.Open, func() {}, nil
-	}
-	in := waveselect.NewInputs(env.Open)
 	var apply func(*wire.Header, *wire.Batch) error
 	if filter != nil {
 		apply = filter.Apply
 	}
-	if err := sel.FirstPass(in, paths, nil, apply); err != nil {
-		in.Close()
+	open, done, err = sel.Prepare(env.Open, paths, nil, apply)
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	return sel, in.Open, func() { in.Close() }, nil
+	return sel, open, done, nil
 }
 
 // endSelection checks that the selection matched and names the wave
 // --wave slowest|fastest chose (when stderr is a terminal).
-func endSelection(env *cli.Env, f *flags, sel *waveselect.Selector) error {
-	if err := sel.Check(); err != nil {
-		return err
-	}
-	if w, ok := sel.Chosen(); ok && sel.TwoPass() && cli.ProgressWanted(false, env.Stderr) {
-		fmt.Fprintf(env.Stderr, "%s: --wave %s: %s, kernel %s, %d cycles\n", env.Name, f.Wave, w.Key, w.Kernel, w.Duration())
-	}
-	return nil
+func endSelection(env *cli.Env, sel *waveselect.Selector) error {
+	return sel.End(env.Stderr, env.Name, cli.ProgressWanted(false, env.Stderr))
 }

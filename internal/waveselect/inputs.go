@@ -163,3 +163,32 @@ func (s *Selector) FirstPass(in *Inputs, paths []string, skip func(*wire.Header)
 	}
 	return nil
 }
+
+// Prepare returns the opener of the reading that selects: open itself for a
+// one-pass selection; for TwoPass, Inputs over open that FirstPass (skip
+// and filter as there) has read once and rewound. done removes the copies
+// that first reading made.
+func (s *Selector) Prepare(open OpenFunc, paths []string, skip func(*wire.Header) bool, filter func(*wire.Header, *wire.Batch) error) (next OpenFunc, done func(), err error) {
+	if !s.TwoPass() {
+		return open, func() {}, nil
+	}
+	in := NewInputs(open)
+	if err := s.FirstPass(in, paths, skip, filter); err != nil {
+		in.Close()
+		return nil, nil, err
+	}
+	return in.Open, func() { in.Close() }, nil
+}
+
+// End checks that the selection matched (Check) and, with show, names on w
+// the wave a two-pass selection chose: "<tool>: --wave <spec>: <ID>, kernel
+// <K>, <N> cycles".
+func (s *Selector) End(w io.Writer, tool string, show bool) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if c, ok := s.Chosen(); ok && s.TwoPass() && show {
+		fmt.Fprintf(w, "%s: --wave %s: %s, kernel %s, %d cycles\n", tool, s.wave, c.Key, c.Kernel, c.Duration())
+	}
+	return nil
+}
