@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/attkit/attkit/internal/arch/archtest"
@@ -14,24 +13,8 @@ import (
 // objects) are refused with exit 3 naming both; --any-arch reads them.
 func TestArchMismatch(t *testing.T) {
 	dir := t.TempDir()
-	for i, c := range archtest.Cases(t, dir) {
-		for _, any := range []bool{false, true} {
-			args := []string{"-o", filepath.Join(dir, fmt.Sprintf("out%d.json", i)), "--index", c.Index, c.Stream}
-			want := c.Code
-			if any {
-				args, want = append([]string{"--any-arch"}, args...), 0
-			}
-			i += 100
-			code, _, errs := runCmd(t, nil, args...)
-			if code != want {
-				t.Errorf("%s (--any-arch %v): exit %d, want %d; stderr %q", c.Name, any, code, want, errs)
-				continue
-			}
-			for _, n := range c.Names {
-				if !any && !strings.Contains(errs, n) {
-					t.Errorf("%s: stderr %q does not name %s", c.Name, errs, n)
-				}
-			}
-		}
-	}
+	archtest.Check(t, func(n int) []string { return []string{"-o", filepath.Join(dir, fmt.Sprintf("out%d.json", n))} }, func(args []string) (int, string) {
+		code, _, stderr := runCmd(t, nil, args...)
+		return code, stderr
+	})
 }

@@ -1,9 +1,9 @@
-// Package archtest builds the inputs of the architecture tests that
+// Package archtest builds and runs the architecture tests that
 // att-stats, att-rcv and att-timeline share: record streams of one trace
 // (msgpack and the JSON projection) and indexes of another architecture
 // (an index stream, and a code.json whose "hsaco" list names a code
 // object). Out flow paths in a test's temporary folder and the exit code
-// each tool must give.
+// each tool must give; Check runs them through one tool.
 package archtest
 
 import (
@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -93,5 +94,37 @@ func Cases(t testing.TB, dir string) []Case {
 		{"gfx11 JSON lines, gfx942 index", json, index, 3, []string{"gfx11", "gfx942"}},
 		{"gfx11 records, code.json of a gfx942 object", gfx11, withObj, 3, []string{"gfx11", "gfx942"}},
 		{"gfx11 records, code.json naming no object", gfx11, without, 0, nil},
+	}
+}
+
+// Check runs every case of Cases through one tool, without and with
+// --any-arch. out gives the output arguments of run n (each run its own
+// output; nil for a tool that writes to stdout), run runs the tool on its
+// arguments and returns its exit code and standard error. Without
+// --any-arch the exit code must be the case's and the message must name
+// each of its Names; with it, 0.
+func Check(t *testing.T, out func(n int) []string, run func(args []string) (code int, stderr string)) {
+	t.Helper()
+	dir := t.TempDir()
+	n := 0
+	for _, c := range Cases(t, dir) {
+		for _, any := range []bool{false, true} {
+			args := append(out(n), "--index", c.Index, c.Stream)
+			n++
+			want := c.Code
+			if any {
+				args, want = append([]string{"--any-arch"}, args...), 0
+			}
+			code, errs := run(args)
+			if code != want {
+				t.Errorf("%s (--any-arch %v): exit %d, want %d; stderr %q", c.Name, any, code, want, errs)
+				continue
+			}
+			for _, name := range c.Names {
+				if !any && !strings.Contains(errs, name) {
+					t.Errorf("%s: stderr %q does not name %s", c.Name, errs, name)
+				}
+			}
+		}
 	}
 }
