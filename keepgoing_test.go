@@ -19,15 +19,8 @@ func TestAttToolKeepGoing(t *testing.T) {
 		t.Fatal(err)
 	}
 	cap := filepath.Join(tmp, "cap")
-	os.Mkdir(cap, 0o755)
-	for _, n := range []string{"31337_1_code_object_id_1.hsaco", "31337_1_shader_engine_0_1.att", "31337_1_shader_engine_1_1.att",
-		"31337_1_shader_engine_0_2.att", "31337_1_shader_engine_1_2.att"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "sample", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(cap, n), b, 0o644)
-	}
+	copySample(t, cap, "31337_1_code_object_id_1.hsaco", "31337_1_shader_engine_0_1.att", "31337_1_shader_engine_1_1.att",
+		"31337_1_shader_engine_0_2.att", "31337_1_shader_engine_1_2.att")
 	bad := filepath.Join(cap, "31337_1_shader_engine_1_1.att")
 	os.WriteFile(bad, make([]byte, 64), 0o644) // not a thread trace
 

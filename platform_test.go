@@ -87,19 +87,8 @@ func TestWindowsTool(t *testing.T) {
 
 	type capture struct{ name, dir string }
 	sample := filepath.Join(t.TempDir(), "sample")
-	if err := os.Mkdir(sample, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	for _, se := range []string{"0_1", "0_2", "1_1", "1_2"} {
-		name := "31337_1_shader_engine_" + se + ".att"
-		b, err := os.ReadFile(filepath.Join("testdata/sample", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(sample, name), b, 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copySample(t, sample, "31337_1_shader_engine_0_1.att", "31337_1_shader_engine_0_2.att",
+		"31337_1_shader_engine_1_1.att", "31337_1_shader_engine_1_2.att")
 	needTools(t, "llvm-objdump-19")
 	output(t, exec.Command(filepath.Join(binDir, "co-index"), "--format", "code.json", "-o",
 		filepath.Join(sample, "code.json"), "testdata/sample/31337_1_code_object_id_1.hsaco"))

@@ -54,6 +54,24 @@ func toolEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
+// copySample copies the files names of testdata/sample into the folder
+// dir, making it if need be: a capture of the sample's a test can change.
+func copySample(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join("testdata", "sample", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func needTools(t *testing.T, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
