@@ -51,22 +51,11 @@ func bench(ses int, size string, jobs, runs int, keep string) error {
 		}
 		defer os.RemoveAll(work)
 	}
-	bin := filepath.Join(work, "bin")
-	capDir := filepath.Join(work, "capture")
-	os.MkdirAll(capDir, 0o755)
-	if _, err := measure.Run(root, nil, "go", "build", "-o", bin+"/", "./cmd/..."); err != nil {
-		return err
-	}
-	co := filepath.Join(capDir, "77_1_code_object_id_1.hsaco")
-	src, err := os.ReadFile(filepath.Join(root, "testdata/sample/31337_1_code_object_id_1.hsaco"))
+	ws, err := measure.NewWorkspace(root, work)
 	if err != nil {
 		return err
 	}
-	os.WriteFile(co, src, 0o644)
-	idx := filepath.Join(work, "index")
-	if _, err := measure.Run(root, nil, filepath.Join(bin, "co-index"), "-o", idx, co); err != nil {
-		return err
-	}
+	bin, capDir, co, idx := ws.Bin, ws.Capture, ws.Object, ws.Index
 	var traces []string
 	var total int64
 	for se := 0; se < ses; se++ {

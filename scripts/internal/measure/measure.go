@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -48,4 +49,36 @@ func Run(dir string, env []string, name string, args ...string) (Result, error) 
 func Median[T cmp.Ordered](v []T) T {
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// A Workspace is the folder a pipeline benchmark works in: the tools built
+// from the checkout, a capture folder holding the sample's code object
+// under a rocprofv3 name, and that object's index.
+type Workspace struct {
+	Bin     string // the built commands
+	Capture string // the capture folder (traces go in it beside the object)
+	Object  string // the code object in Capture
+	Index   string // its index stream
+}
+
+// NewWorkspace builds the commands of the checkout root into work/bin,
+// copies the sample's code object into work/capture and indexes it.
+func NewWorkspace(root, work string) (Workspace, error) {
+	ws := Workspace{Bin: filepath.Join(work, "bin"), Capture: filepath.Join(work, "capture"), Index: filepath.Join(work, "index")}
+	ws.Object = filepath.Join(ws.Capture, "77_1_code_object_id_1.hsaco")
+	if err := os.MkdirAll(ws.Capture, 0o777); err != nil {
+		return ws, err
+	}
+	if _, err := Run(root, nil, "go", "build", "-o", ws.Bin+"/", "./cmd/..."); err != nil {
+		return ws, err
+	}
+	src, err := os.ReadFile(filepath.Join(root, "testdata/sample/31337_1_code_object_id_1.hsaco"))
+	if err != nil {
+		return ws, err
+	}
+	if err := os.WriteFile(ws.Object, src, 0o666); err != nil {
+		return ws, err
+	}
+	_, err = Run(root, nil, filepath.Join(ws.Bin, "co-index"), "-o", ws.Index, ws.Object)
+	return ws, err
 }

@@ -1,6 +1,9 @@
 package measure
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,5 +33,39 @@ func TestMedian(t *testing.T) {
 	}
 	if m := Median([]int64{7}); m != 7 {
 		t.Errorf("Median of 7 = %d", m)
+	}
+}
+
+// TestNewWorkspace builds the tools, copies the sample's code object and
+// indexes it: the index is a stream co-index wrote of that object.
+func TestNewWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("llvm-objdump-19"); err != nil {
+		t.Skip("llvm-objdump-19 not on PATH (scripts/install-deps installs llvm-19)")
+	}
+	ws, err := NewWorkspace(filepath.Join("..", "..", ".."), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"att-tool", "att-decode", "att-rcv", "co-index"} {
+		if _, err := os.Stat(filepath.Join(ws.Bin, tool)); err != nil {
+			t.Errorf("%s not built: %v", tool, err)
+		}
+	}
+	obj, err := os.ReadFile(ws.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample, _ := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "sample", "31337_1_code_object_id_1.hsaco"))
+	if !slices.Equal(obj, sample) || filepath.Dir(ws.Object) != ws.Capture {
+		t.Errorf("%s is not the sample's code object in the capture folder", ws.Object)
+	}
+	again := filepath.Join(t.TempDir(), "index")
+	if err := exec.Command(filepath.Join(ws.Bin, "co-index"), "-o", again, ws.Object).Run(); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(again)
+	idx, err := os.ReadFile(ws.Index)
+	if err != nil || len(idx) == 0 || !slices.Equal(idx, want) {
+		t.Fatalf("index %d bytes (%v), want the %d bytes co-index writes of the object", len(idx), err, len(want))
 	}
 }
