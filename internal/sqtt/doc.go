@@ -11,8 +11,9 @@
 // refused with an error that suggests the ROCm backend. Architecture-specific
 // code lives in gfx9*.go and rdna*.go; the files without a prefix hold what
 // all architectures share: header detection, the register and
-// instrumentation state (2.1), the instruction cache and the stitcher (3)
-// and the record emitter (4).
+// instrumentation state (2.1), the instruction cache and the steps of the
+// stitch walk every family takes (3; each family's stitcher is in
+// gfx9_stitch.go and rdna_stitch.go) and the record emitter (4).
 //
 // Decoder.Compat Lib016 makes the records of every family exactly those of
 // AMD's 0.1.6 library build (the one ROCm 7.x ships): on the test vectors, the sample

@@ -527,7 +527,10 @@ func (g *gfx9) occFull(waveEnd bool) error {
 // the end of the buffer); a stitch 0.1.6 fails is invalid shader data
 // there.
 func (g *gfx9) finishWave(w *wave, off int64) error {
-	err := g.ps.finishWave(w)
+	consumed, err := g.ps.stitchGFX9(w)
+	if err == nil {
+		err = g.ps.finishWave(w, consumed)
+	}
 	if errors.Is(err, errNoLineAfter016) {
 		return &DataError{Offset: off, Msg: err.Error()}
 	}

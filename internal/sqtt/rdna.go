@@ -785,7 +785,7 @@ func (r *rdna) newWave(t int64, slot uint8, pc wire.PC, me, pipe, wg uint8) *rwa
 
 // emitWave stitches and emits a wave, then recycles it.
 func (r *rdna) emitWave(w *rwave) error {
-	err := r.ps.finishWave(&w.wave)
+	err := r.ps.finishWave(&w.wave, r.ps.stitchRDNA(&w.wave))
 	r.free = append(r.free, w)
 	return err
 }

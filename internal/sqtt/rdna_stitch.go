@@ -6,6 +6,70 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
+// stitchRDNA assigns PCs to the instructions of RDNA wave w (3.5) and
+// returns the number of instructions consumed.
+func (ps *parseState) stitchRDNA(w *wave) int {
+	s := newWalk(ps.cache, w)
+	gfx12 := ps.cache.gfxip >= 12
+	ins := s.ins
+	skippedImmed := 0
+	for s.running() {
+		// The usual step is not taken where a barrier wait may have no
+		// token (step 9), nor for a gfx12 wave's first instruction (step 5).
+		if !w.exclBarrier && (s.i > 0 || !gfx12) && !s.usual() {
+			break
+		}
+		if s.known() {
+			continue
+		}
+		// 5. (gfx12) The first instruction has no PC.
+		if s.i == 0 && gfx12 {
+			if l := s.c.lookup(wire.PC{}); l == nil || l.text == "" {
+				break
+			}
+		}
+		l, more := s.take()
+		if !more {
+			break
+		}
+		if l == nil {
+			continue
+		}
+		// 9. (gfx12) A barrier wait the hardware may not have reported.
+		if w.exclBarrier && s.c.excludedBarrier(w, l, s.next, s.i) {
+			continue
+		}
+		// 10. Match.
+		I := &ins[s.i]
+		ic := uint8(I.Category)
+		switch {
+		case trivial(ic, l.cat):
+			s.place(l)
+		case l.cat == lcBranch:
+			if !s.branch(ic, l) {
+				return s.i
+			}
+		case l.cat == lcVMovB64 && ic == catVALU:
+			if d := int32(I.Stall) + 2; I.Duration < d {
+				I.Duration = d
+			}
+			s.place(l)
+		case ic == catImmed && skippable(l.cat) && !(ps.old && l.cat == lcSMEM):
+			// (0.1.6 does not skip SMEM lines for an IMMED: A.4 item 7.9.)
+			s.place(l)
+			skippedImmed++
+		case strings.HasPrefix(l.text, "s_waitcnt") && skippedImmed > 0:
+			s.place(l)
+			skippedImmed--
+		case waitOrLoad(l):
+			return s.i
+		default:
+			s.fails++
+		}
+	}
+	return s.consumed()
+}
+
 // elaborate is the stitcher's looser match (3.4).
 func elaborate(ic, lc uint8) bool {
 	return trivial(ic, lc) || lc == lcBranch && ic == catJump || ic == catImmed && skippable(lc)

@@ -1,7 +1,6 @@
 package sqtt
 
 import (
-	"errors"
 	"sort"
 	"strings"
 
@@ -105,176 +104,178 @@ func (w *wave) retranslate(t *codeTables) {
 	}
 }
 
-// errNoLineAfter016 is how AMD's 0.1.6 library fails a gfx9 stitch whose
-// swap rescue (3.5 step 10) needs the line after the current one and the
-// ISA callback does not know it (A.4 item 8.9).
-var errNoLineAfter016 = errors.New("the stitcher needs the line after the last one the ISA callback knows")
+// walk is one stitch walk (3.5) over a wave's instructions: the steps
+// every family takes (the usual step, steps 1 to 4 and 6 to 8) as
+// methods, driven by the family stitchers, stitchGFX9 (gfx9_stitch.go)
+// and stitchRDNA (rdna_stitch.go), which add their own steps and match
+// (step 10).
+type walk struct {
+	c     *isaCache
+	ins   []wire.Instruction
+	pcs   []pcInfo // sorted by idx
+	i, k  int      // the instruction to place, the next pc_info
+	fails int      // failed matches in a row
+	next  *line    // the line expected next, nil when unknown
+	// lost says a known PC led out of the known code (step 4): the walk
+	// ends having consumed nothing.
+	lost bool
+	// pairBarrier is the gfx9 rule of step 4: an s_barrier at a known PC
+	// gives its PC to the instruction after it too.
+	pairBarrier bool
+}
 
-// stitch assigns PCs to the wave's instructions (3.5) and returns the
-// number of instructions consumed; under Compat Lib016 it fails with
-// errNoLineAfter016 where 0.1.6 fails.
-func (ps *parseState) stitch(w *wave) (int, error) {
-	c := ps.cache
-	gfx9, gfx12 := c.gfxip == 9, c.gfxip >= 12
-	ins := w.insts
-	n := len(ins)
+// newWalk starts a walk over w, its pc_infos sorted.
+func newWalk(c *isaCache, w *wave) walk {
 	pcs := w.pcInfos
 	if !sort.SliceIsSorted(pcs, func(a, b int) bool { return pcs[a].idx < pcs[b].idx }) {
 		sort.SliceStable(pcs, func(a, b int) bool { return pcs[a].idx < pcs[b].idx })
 	}
-	i, k, fails, skippedImmed := 0, 0, 0, 0
-	var next *line
-	fast := !w.exclBarrier
-	for i < n && fails < maxStitchFails {
-		// The usual step first, as steps 1 to 10 take it: no pc_info at
-		// i, no PC, no CONTEXT, a known next line with a token that
-		// matches trivially.
-		for fast && next != nil && (i > 0 || !gfx12) && (k >= len(pcs) || pcs[k].idx > i) {
-			I, l := &ins[i], next
-			ic := uint8(I.Category)
-			if ic == catContext || ic == catUnfinished || I.PC != (wire.PC{}) || l.text == "" ||
-				l.cat == lcDontKnow || l.cat == lcSkip || !trivial(ic, l.cat) {
-				break
-			}
-			next = c.next(l)
-			I.PC = l.pc
-			fails = 0
-			l.matched = true
-			if i++; i == n {
-				return i, nil
-			}
-		}
-		// 1. Apply pc_infos.
-		for k < len(pcs) && pcs[k].idx <= i {
-			if pcs[k].idx == i {
-				if c.lookup(pcs[k].pc) != nil {
-					ins[i].PC = pcs[k].pc
-				} else if k+1 < len(pcs) {
-					i = pcs[k+1].idx
-					if i >= n {
-						return i, nil
-					}
-				}
-			}
-			k++
-		}
-		I := &ins[i]
-		// 3. Trap or context switch.
-		if I.Category == wire.CatContext {
-			i++
-			continue
-		}
-		// 4. A known PC re-seeds the walk.
-		if I.PC != (wire.PC{}) {
-			i++
-			l := c.lookup(I.PC)
-			if l == nil {
-				return 0, nil
-			}
-			for l.cat == lcSkip {
-				I.PC = l.nextPC
-				if l = c.next(l); l == nil {
-					return 0, nil
-				}
-			}
-			if l.cat == lcGFX9Barrier && i < n && !ps.old {
-				ins[i].PC = I.PC
-				i++
-			}
-			if l.cat == lcBranch && uint8(I.Category) == catJump {
-				next = c.target(l)
-			} else {
-				next = c.next(l)
-			}
-			continue
-		}
-		// 5. (gfx12) The first instruction has no PC.
-		if i == 0 && c.gfxip >= 12 {
-			if l := c.lookup(wire.PC{}); l == nil || l.text == "" {
-				break
-			}
-		}
-		// 6, 7. Walk on.
-		l := next
-		next = nil
-		if l == nil || l.text == "" || uint8(I.Category) == catUnfinished {
+	return walk{c: c, ins: w.insts, pcs: pcs}
+}
+
+// running reports whether the walk goes on.
+func (s *walk) running() bool { return !s.lost && s.i < len(s.ins) && s.fails < maxStitchFails }
+
+// consumed is the walk's result: the number of instructions consumed.
+func (s *walk) consumed() int {
+	if s.lost {
+		return 0
+	}
+	return s.i
+}
+
+// usual takes the usual step as long as it applies, as steps 1 to 10
+// would take it: no pc_info at i, no PC, no CONTEXT, a known next line
+// with a token that matches trivially, or a branch line and a JUMP (which
+// goes on at the branch's target). It reports whether instructions are
+// left.
+func (s *walk) usual() bool {
+	ins, i, next := s.ins, s.i, s.next
+	limit := len(ins)
+	if s.k < len(s.pcs) && s.pcs[s.k].idx < limit {
+		limit = s.pcs[s.k].idx
+	}
+	start := i
+run:
+	for i < limit && next != nil {
+		I, l := &ins[i], next
+		ic := uint8(I.Category)
+		if ic == catContext || ic == catUnfinished || I.PC != (wire.PC{}) || l.text == "" ||
+			l.cat == lcDontKnow || l.cat == lcSkip {
 			break
 		}
-		next = c.next(l)
-		// 8. Lines without a token.
-		if l.cat == lcDontKnow || l.cat == lcSkip {
-			continue
-		}
-		// 9. (gfx12) A barrier wait the hardware may not have reported.
-		if w.exclBarrier && c.excludedBarrier(w, l, next, i) {
-			continue
-		}
-		// 10. Match.
-		ic := uint8(I.Category)
-		matched, stop := false, false
 		switch {
 		case trivial(ic, l.cat):
-			matched = true
-		case l.cat == lcBranch:
-			if ic != catJump {
-				stop = true
-				break
-			}
-			next = c.target(l)
-			matched = true
-		case !gfx9 && l.cat == lcVMovB64 && ic == catVALU:
-			if d := int32(I.Stall) + 2; I.Duration < d {
-				I.Duration = d
-			}
-			matched = true
-		case gfx9 && l.cat == lcMFMAScale && ic == catVALU:
-			mfmaScale(w, i)
-			matched = true
-		case gfx9 && l.cat == lcGFX9Barrier && ic == catMessage:
-			// Barrier entry and exit: the IMMED that follows shares the
-			// PC. i moves past the next instruction whatever it is, as the
-			// specification words it (a MESSAGE last in the list thus
-			// leaves the wave's stitch incomplete).
-			i++
-			if i < n && uint8(ins[i].Category) == catImmed {
-				ins[i].PC = l.pc
-			}
-			matched = true
-		case gfx9 && l.cat == lcGFX9Barrier:
-			matched = ic == catImmed
-		case gfx9 && ps.old && i+1 < n && next == nil && uint8(ins[i+1].Category) == l.cat:
-			// 0.1.6 looks up the line after l to try the swap below,
-			// and fails when it cannot.
-			return i, errNoLineAfter016
-		case gfx9 && i+1 < n && next != nil && uint8(ins[i+1].Category) == l.cat && ic == next.cat:
-			ins[i], ins[i+1] = ins[i+1], ins[i]
-			next = l
-			fails++
+			next = s.c.next(l)
+		case l.cat == lcBranch && ic == catJump:
+			next = s.c.target(l)
+		default:
+			break run
+		}
+		I.PC = l.pc
+		l.matched = true
+		i++
+	}
+	if i > start {
+		s.fails = 0
+	}
+	s.i, s.next = i, next
+	return i < len(ins)
+}
+
+// known takes steps 1, 3 and 4: it applies the pc_infos at i, then
+// passes a CONTEXT instruction or re-seeds the walk at a known PC. It
+// reports whether it took the step for instruction i (the walk then goes
+// on or ended, see running).
+func (s *walk) known() bool {
+	ins, pcs, n := s.ins, s.pcs, len(s.ins)
+	// 1. Apply pc_infos.
+	for ; s.k < len(pcs) && pcs[s.k].idx <= s.i; s.k++ {
+		if pcs[s.k].idx != s.i {
 			continue
-		case !gfx9 && ic == catImmed && skippable(l.cat) && !(ps.old && l.cat == lcSMEM):
-			// (0.1.6 does not skip SMEM lines for an IMMED: A.4 item 7.9.)
-			matched = true
-			skippedImmed++
-		case strings.HasPrefix(l.text, "s_waitcnt") && skippedImmed > 0:
-			matched = true
-			skippedImmed--
-		case strings.HasPrefix(l.text, "s_waitcnt") ||
-			strings.Contains(l.text, "_load_") && !strings.Contains(l.text, "scratch_"):
-			stop = true
 		}
-		if stop {
-			break
-		}
-		if matched {
-			I.PC = l.pc
-			i++
-			fails = 0
-			l.matched = true
-		} else {
-			fails++
+		if s.c.lookup(pcs[s.k].pc) != nil {
+			ins[s.i].PC = pcs[s.k].pc
+		} else if s.k+1 < len(pcs) {
+			if s.i = pcs[s.k+1].idx; s.i >= n {
+				return true
+			}
 		}
 	}
-	return i, nil
+	I := &ins[s.i]
+	// 3. Trap or context switch.
+	if I.Category == wire.CatContext {
+		s.i++
+		return true
+	}
+	// 4. A known PC re-seeds the walk.
+	if I.PC == (wire.PC{}) {
+		return false
+	}
+	s.i++
+	l := s.c.lookup(I.PC)
+	for l != nil && l.cat == lcSkip {
+		I.PC = l.nextPC
+		l = s.c.next(l)
+	}
+	if l == nil {
+		s.lost = true
+		return true
+	}
+	if s.pairBarrier && l.cat == lcGFX9Barrier && s.i < n {
+		ins[s.i].PC = I.PC
+		s.i++
+	}
+	if l.cat == lcBranch && uint8(I.Category) == catJump {
+		s.next = s.c.target(l)
+	} else {
+		s.next = s.c.next(l)
+	}
+	return true
+}
+
+// take is steps 6 to 8: it moves the walk past the expected line and
+// returns it, nil for a line without a token (step 8; the walk goes on).
+// It reports false when the walk ends there: no line is known, or
+// instruction i is unfinished.
+func (s *walk) take() (*line, bool) {
+	l := s.next
+	s.next = nil
+	if l == nil || l.text == "" || uint8(s.ins[s.i].Category) == catUnfinished {
+		return nil, false
+	}
+	s.next = s.c.next(l)
+	if l.cat == lcDontKnow || l.cat == lcSkip {
+		return nil, true
+	}
+	return l, true
+}
+
+// place gives instruction i line l's PC and moves on (step 10, a match).
+func (s *walk) place(l *line) {
+	s.ins[s.i].PC = l.pc
+	s.i++
+	s.fails = 0
+	l.matched = true
+}
+
+// branch is the match of a branch line (step 10): only a JUMP or NEXT
+// instruction takes it, a JUMP going on at its target. It reports false
+// when the walk ends there.
+func (s *walk) branch(ic uint8, l *line) bool {
+	if ic != catJump {
+		return false
+	}
+	s.next = s.c.target(l)
+	s.place(l)
+	return true
+}
+
+// waitOrLoad reports whether line l ends the walk when no match takes
+// it (step 10): an s_waitcnt, or a load other than scratch.
+func waitOrLoad(l *line) bool {
+	return strings.HasPrefix(l.text, "s_waitcnt") ||
+		strings.Contains(l.text, "_load_") && !strings.Contains(l.text, "scratch_")
 }
 
 func trivial(ic, lc uint8) bool {
@@ -307,13 +308,10 @@ func mfmaScale(w *wave, i int) {
 	}
 }
 
-// finishWave stitches w, raises the infos it calls for and emits its WAVE
-// record (3.5 "after the loop", 4.3).
-func (ps *parseState) finishWave(w *wave) error {
-	consumed, err := ps.stitch(w)
-	if err != nil {
-		return err
-	}
+// finishWave raises the infos w calls for, w stitched with consumed of
+// its instructions consumed, and emits its WAVE record (3.5 "after the
+// loop", 4.3).
+func (ps *parseState) finishWave(w *wave, consumed int) error {
 	switch {
 	case !w.ended && !w.trapping:
 		if !ps.sentIncomplete {

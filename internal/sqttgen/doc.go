@@ -44,7 +44,7 @@
 // the stitcher's text classification trie and category rules (spec 3.2;
 // classify.go and rdna_codes.go against internal/sqtt/isacache.go), the
 // stitcher itself (3.5, stitch.go and rdna_stitch.go against
-// internal/sqtt/stitch.go and rdna_stitch.go), mfmaScale (the gfx950
+// internal/sqtt/stitch.go, gfx9_stitch.go and rdna_stitch.go), mfmaScale (the gfx950
 // v_mfma_scale rule), the RDNA instruction and event tables (2.4, 2.3.6),
 // the token framing tables (2.2.2, 2.3.2) and the 0.1.6 differences of the
 // v016/compat016 models (A.3, A.4). Each has an independent check: the real
