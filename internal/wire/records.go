@@ -481,31 +481,8 @@ func (b *Batch) Empty() bool {
 // Empty slices become nil in the copy, so that two clones of equal
 // batches are reflect.DeepEqual.
 func (b *Batch) Clone() Batch {
-	c := *b
-	c.Info = cloneSlice(b.Info)
-	c.Occupancy = cloneSlice(b.Occupancy)
-	c.PerfEvents = cloneSlice(b.PerfEvents)
-	c.Events = cloneSlice(b.Events)
-	c.ShaderData = cloneSlice(b.ShaderData)
-	c.Realtime = cloneSlice(b.Realtime)
-	c.OtherSIMD = cloneSlice(b.OtherSIMD)
-	c.Dispatches = cloneSlice(b.Dispatches)
-	c.Markers = cloneSlice(b.Markers)
-	c.Raw.Data = cloneSlice(b.Raw.Data)
-	c.Waves = cloneSlice(b.Waves)
-	for i := range c.Waves {
-		c.Waves[i].Timeline = cloneSlice(c.Waves[i].Timeline)
-		c.Waves[i].Instructions = cloneSlice(c.Waves[i].Instructions)
-	}
-	return c
-}
-
-// cloneSlice copies s; nil when s is empty.
-func cloneSlice[T any](s []T) []T {
-	if len(s) == 0 {
-		return nil
-	}
-	return append([]T(nil), s...)
+	var a Arena
+	return a.Clone(b)
 }
 
 // Len returns the number of records in the batch (1 for GFXIP and
