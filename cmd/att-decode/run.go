@@ -34,6 +34,7 @@ type flags struct {
 	Compat     sqtt.Compat `enum:"newest,0.1.6" default:"newest" help:"Native decoder, every family (gfx9, gfx10-12): records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6, implies --whole-batches)."`
 	WholeBatch bool        `name:"whole-batches" help:"Native decoder: pool occupancy, perf and realtime records to the end of the trace as the library does (memory then grows with the trace; default: batches of at most 65536)."`
 	Progress   bool        `help:"Show progress on stderr (default: when stderr is a terminal)."`
+	Jobs       int         `short:"j" default:"0" placeholder:"N" help:"Cores to decode on (default: all, GOMAXPROCS): with two or more the decoder and the output run side by side; -j 1 decodes on one core. The output is the same."`
 	Quiet      bool        `short:"q" help:"Do not print decoder warnings on stderr."`
 	Output     string      `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
 	AnyArch    bool        `name:"any-arch" help:"Decode a trace whose architecture is not that of the index's code objects (refused by default, exit 3)."`
@@ -70,6 +71,9 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 		runN = f.Run
 	}
 
+	if f.Jobs < 0 {
+		return exitcode.Errorf(exitcode.Usage, "-j takes a positive whole number, not %d", f.Jobs)
+	}
 	if f.Arch != "" && arch.Major(f.Arch) == 0 {
 		return exitcode.Errorf(exitcode.Usage, "--arch %q: want a GPU target such as gfx942 or gfx1100", f.Arch)
 	}
@@ -97,6 +101,7 @@ func decode(ctx context.Context, env *cli.Env, f *flags) error {
 	opt := driver.Options{
 		Backend: f.Backend, Lib: f.Lib, Compat: f.Compat, WholeBatches: f.WholeBatch,
 		CodeObjects: f.CodeObject, Producer: "att-decode " + cli.Version(), AnyArch: f.AnyArch,
+		Cores: f.Jobs,
 	}
 	if !f.Quiet {
 		opt.Warn = func(trace, text string) {

@@ -512,6 +512,7 @@ func (p *pipeline) newDriver() (*driver.Driver, error) {
 	return driver.New(driver.Options{
 		Backend: p.f.Backend, Lib: p.f.Lib, Compat: p.f.Compat,
 		Producer: "att-tool " + cli.Version(), AnyArch: p.f.AnyArch,
+		Cores: p.f.Jobs, AtOnce: min(p.f.Jobs, len(p.tasks)),
 		Warn: func(trace, text string) {
 			switch {
 			case trace == "":

@@ -12,7 +12,10 @@
 // 3), the decoder's INFO records and the truncated- and empty-trace
 // warnings, and the naming of errors (the trace's name first, the exit code
 // of the step that failed kept; an output error is not a decoding error;
-// an interrupt is reported as such).
+// an interrupt is reported as such), and the cores a decode runs on
+// (Options.Cores: with a core spare, the decoder runs on one and the sink
+// on another, pipeline.go; the sink sees the same batches in the same
+// order).
 package driver
 
 import (
@@ -24,6 +27,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,6 +63,14 @@ type Options struct {
 	// AnyArch decodes a trace whose architecture is not that of the
 	// index's code objects.
 	AnyArch bool
+	// Cores is how many cores the decodes of this Driver may use in all
+	// (0: GOMAXPROCS), and AtOnce how many traces the caller decodes at
+	// once (0: 1), each on a core of its own. A decode runs as a two-core
+	// pipeline (the decoder on one core, the sink on another; the output
+	// is the same, byte for byte) while Cores leaves one spare beyond
+	// AtOnce, else on one core: Cores 1 decodes on one core, and
+	// att-tool's traces decoded in parallel share its cores.
+	Cores, AtOnce int
 	// Warn receives the warnings: trace is the trace's name, or "" for a
 	// warning about the run (the library not found, using native). Nil
 	// drops them (--quiet).
@@ -74,13 +86,20 @@ type Driver struct {
 
 	mu    sync.Mutex
 	first *cdec.Decoder // the library loaded by New, for the first Decode
+
+	spare            atomic.Int64 // cores left for pipelines
+	chunkLen, bigLen int          // the pipe's bounds (tests make them small)
 }
 
 // New chooses the backend. With --backend rocm (or code objects for the
 // library) a missing library is an error of exit code 4; with auto it is a
 // warning only when Lib named it, and the native decoder runs.
 func New(opt Options) (*Driver, error) {
-	d := &Driver{opt: opt}
+	d := &Driver{opt: opt, chunkLen: pipeChunkLen, bigLen: pipeBigLen}
+	if d.opt.Cores <= 0 {
+		d.opt.Cores = runtime.GOMAXPROCS(0)
+	}
+	d.spare.Store(int64(d.opt.Cores - max(d.opt.AtOnce, 1)))
 	for _, s := range opt.CodeObjects {
 		co, err := parseCodeObject(s)
 		if err != nil {
@@ -338,7 +357,9 @@ func (d *Driver) Decode(ctx context.Context, t Trace, sink Sink) (Result, error)
 	if n, ok := dec.(*sqtt.Decoder); ok {
 		n.Ended = func(e sqtt.Ending) { ending = e }
 	}
-	err = dec.Decode(ctx, cr, code.Prov, s.emit)
+	emit, stop := d.pipeline(s.emit)
+	err = dec.Decode(ctx, cr, code.Prov, emit)
+	stop()
 	res := Result{Bytes: cr.n.Load()}
 	if s.sinkErr != nil {
 		return res, s.sinkErr
