@@ -44,6 +44,7 @@ import (
 	"github.com/attkit/attkit/internal/sqtt"
 	"github.com/attkit/attkit/internal/sqttgen"
 	"github.com/attkit/attkit/internal/wire"
+	"github.com/attkit/attkit/scripts/internal/measure"
 )
 
 func main() {
@@ -84,7 +85,7 @@ func run(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	root, err := repoRoot()
+	root, err := measure.Root()
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func run(args []string, stdout io.Writer) error {
 	} else {
 		fmt.Fprintln(stdout, "bench-decode: no library (set ROCPROF_TRACE_DECODER_LIB or -lib): native figures only")
 	}
-	fmt.Fprintf(stdout, "load: %s; %d CPUs; trace %d MB per family\n", loadavg(), runtime.NumCPU(), *mb)
+	fmt.Fprintf(stdout, "load: %s; %d CPUs; trace %d MB per family\n", measure.LoadAvg(), runtime.NumCPU(), *mb)
 	fmt.Fprintf(stdout, "%-8s %10s %9s %9s %9s %7s %9s %7s %s\n", "family", "bytes", "native-s", "MB/s", "insts", "allocs/inst", "library-s", "MB/s", "native/library")
 	for _, name := range strings.Split(*fams, ",") {
 		f, ok := families[name]
@@ -161,7 +162,7 @@ func run(args []string, stdout io.Writer) error {
 		data = nil
 		runtime.GC()
 	}
-	fmt.Fprintf(stdout, "load after: %s\n", loadavg())
+	fmt.Fprintf(stdout, "load after: %s\n", measure.LoadAvg())
 	return nil
 }
 
@@ -264,31 +265,4 @@ func median(v []float64) float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
-}
-
-// repoRoot is the module root: the directory with go.mod at or above the
-// working directory.
-func repoRoot() (string, error) {
-	d, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			return "", errors.New("not inside the attkit module")
-		}
-		d = p
-	}
 }

@@ -7,6 +7,7 @@ package measure
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,8 +20,9 @@ import (
 
 // A Result is what Run measured.
 type Result struct {
-	Wall   time.Duration
-	MaxRSS int64 // KiB
+	Wall      time.Duration
+	User, Sys time.Duration // CPU time of the process and its children
+	MaxRSS    int64         // KiB
 }
 
 // Run runs name with args in dir ("" is the current directory), with env
@@ -36,6 +38,7 @@ func Run(dir string, env []string, name string, args ...string) (Result, error) 
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.MaxRSS = ru.Maxrss
+			r.User, r.Sys = time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 		}
 	}
 	if err != nil {
@@ -49,6 +52,35 @@ func Run(dir string, env []string, name string, args ...string) (Result, error) 
 func Median[T cmp.Ordered](v []T) T {
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// LoadAvg returns the machine's load averages over 1, 5 and 15 minutes
+// ("unknown" where /proc/loadavg is missing), for a benchmark to print.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// Root is the module root: the directory with go.mod at or above the
+// working directory.
+func Root() (string, error) {
+	d, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			return "", errors.New("not inside the attkit module")
+		}
+		d = p
+	}
 }
 
 // A Workspace is the folder a pipeline benchmark works in: the tools built

@@ -1,0 +1,172 @@
+// Command bench-cores measures att-decode on one core and on two, per
+// architecture family, and reports the speed-up (issue 23's goal: at least
+// 1.6x from one core to two on a 100 MB trace).
+//
+// Usage:
+//
+//	go run ./scripts/bench-cores [-mb 100] [-runs 3] [-families gfx942,gfx1100] [-dir DIR]
+//
+// In: for each family, a trace of about -mb MB made by scripts/gentrace
+// (internal/sqttgen, seed 1, from the family's test index in
+// internal/sqttgen/testdata), kept in -dir (a temporary directory by
+// default) and reused. att-decode is built from the checkout and run
+// -runs times in each mode, the modes alternating so that a shared
+// machine's drift touches both: one core (GOMAXPROCS=1, -j 1) and two
+// (GOMAXPROCS=2, -j 2: the decoder and the output side by side,
+// internal/driver's pipeline). Both write the records to a file in -dir;
+// the outputs must be identical (else the benchmark fails). Out, on stdout,
+// one line per family: the trace's size, each mode's median wall time, CPU
+// time (user+system) and peak RSS, and the speed-up (one core's median
+// wall time over two cores'). The load average is printed before and
+// after: on a loaded machine a process with two threads gets more than a
+// one-thread one's share, so measure the speed-up on a quiet one.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/attkit/attkit/scripts/internal/measure"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "bench-cores: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// families are the measured families: gentrace's -arch and the test index.
+var families = map[string]string{
+	"gfx942": "gfx9", "gfx90a": "gfx9", "gfx1030": "gfx10", "gfx1100": "gfx11", "gfx1201": "gfx12",
+}
+
+// A mode is one way att-decode is run.
+type mode struct {
+	name  string
+	procs string // GOMAXPROCS
+	jobs  string // -j
+}
+
+var modes = []mode{{"1 core", "1", "1"}, {"2 cores", "2", "2"}}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench-cores", flag.ContinueOnError)
+	var (
+		mb   = fs.Int64("mb", 100, "trace size per family in MB")
+		runs = fs.Int("runs", 3, "runs of each mode per family (the median is reported)")
+		fams = fs.String("families", "gfx942,gfx1100", "comma-separated `FAMILIES` (gfx942, gfx90a, gfx1030, gfx1100, gfx1201)")
+		dir  = fs.String("dir", "", "keep the traces in `DIR` and reuse them (default: a temporary directory)")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *runs < 1 {
+		return fmt.Errorf("-runs %d: want at least 1", *runs)
+	}
+	root, err := measure.Root()
+	if err != nil {
+		return err
+	}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "bench-cores")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		*dir = d
+	}
+	bin := filepath.Join(*dir, "bin")
+	if _, err := measure.Run(root, nil, "go", "build", "-o", bin+"/", "./cmd/att-decode", "./scripts/gentrace"); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "load: %s; %d CPUs; trace %d MB per family\n", measure.LoadAvg(), runtime.NumCPU(), *mb)
+	fmt.Fprintf(stdout, "%-8s %10s", "family", "bytes")
+	for _, m := range modes {
+		fmt.Fprintf(stdout, " %9s %9s %8s", m.name, "cpu-s", "rss-MB")
+	}
+	fmt.Fprintf(stdout, " %s\n", "speed-up")
+	for _, name := range strings.Split(*fams, ",") {
+		arch, ok := families[name]
+		if !ok {
+			return fmt.Errorf("unknown family %q", name)
+		}
+		index := filepath.Join(root, "internal", "sqttgen", "testdata", name+".index")
+		trace := filepath.Join(*dir, fmt.Sprintf("%s-%dMB.att", name, *mb))
+		if _, err := os.Stat(trace); err != nil {
+			if _, err := measure.Run("", nil, filepath.Join(bin, "gentrace"), "-arch", arch, "-index", index, "-seed", "1",
+				"-size", fmt.Sprintf("%dMB", *mb), "-q", "-o", trace); err != nil {
+				return err
+			}
+		}
+		st, err := os.Stat(trace)
+		if err != nil {
+			return err
+		}
+		res := make([][]measure.Result, len(modes))
+		for r := 0; r < *runs; r++ {
+			for i, m := range modes {
+				out := filepath.Join(*dir, fmt.Sprintf("out-%d.rec", i))
+				res[i] = append(res[i], measure.Result{})
+				res[i][r], err = measure.Run("", []string{"GOMAXPROCS=" + m.procs}, filepath.Join(bin, "att-decode"),
+					"--backend", "native", "-j", m.jobs, "--index", index, "-q", "-o", out, trace)
+				if err != nil {
+					return err
+				}
+			}
+			if err := sameFiles(filepath.Join(*dir, "out-0.rec"), filepath.Join(*dir, "out-1.rec")); err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+		}
+		line := fmt.Sprintf("%-8s %10d", name, st.Size())
+		var wall []time.Duration
+		for i := range modes {
+			w, cpu, rss := summary(res[i])
+			wall = append(wall, w)
+			line += fmt.Sprintf(" %9.3f %9.3f %8.1f", w.Seconds(), cpu.Seconds(), float64(rss)/1024)
+		}
+		line += fmt.Sprintf(" %7.2fx", wall[0].Seconds()/wall[1].Seconds())
+		if wall[0].Seconds()/wall[1].Seconds() >= 1.6 {
+			line += " (goal 1.6x: met)"
+		} else {
+			line += " (goal 1.6x: not met)"
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	fmt.Fprintf(stdout, "load after: %s\n", measure.LoadAvg())
+	return nil
+}
+
+// summary returns the median wall time, the median CPU time (user+system)
+// and the largest peak RSS (KiB) of the runs.
+func summary(rs []measure.Result) (wall, cpu time.Duration, rss int64) {
+	var ws, cs []time.Duration
+	for _, r := range rs {
+		ws, cs = append(ws, r.Wall), append(cs, r.User+r.Sys)
+		rss = max(rss, r.MaxRSS)
+	}
+	return measure.Median(ws), measure.Median(cs), rss
+}
+
+// sameFiles fails unless the two files hold the same bytes.
+func sameFiles(a, b string) error {
+	x, err := os.ReadFile(a)
+	if err != nil {
+		return err
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(x, y) {
+		return fmt.Errorf("two cores wrote other records than one (%s, %s)", a, b)
+	}
+	return nil
+}
