@@ -16,6 +16,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -63,7 +64,9 @@ type rdna struct {
 	prevPos int64 // bit position of the previous token
 	clock   int64
 	table   *[256]rdnaEntry
-	gen     int // 10, 11, 12: the reader and layout generation
+	packed  [256]uint64  // table packed for scan: typ | bits<<8 | tb<<16 | (1<<tw-1)<<32
+	toks    [256]rdnaTok // scan's block of tokens
+	gen     int          // 10, 11, 12: the reader and layout generation
 	extSkip bool
 	plFlag  bool // packet-loss flag raised by a TIMESTAMP
 	q       []rdnaTok
@@ -81,6 +84,7 @@ type rdna struct {
 	exclBarrier  bool
 	doubleBuffer bool
 	insts        *instTable
+	scaled       [256]rdnaScaled // insts scaled by the rates (scale)
 
 	regs       regState
 	slots      [rdnaSlots][]*rwave
@@ -106,7 +110,11 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 	default:
 		r.gen, r.table = 12, pick(ps.old, gfx12Table016, gfx12Table)
 	}
+	for i, e := range r.table {
+		r.packed[i] = uint64(e.typ) | uint64(e.bits)<<8 | uint64(e.tb)<<16 | (1<<e.tw-1)<<32
+	}
 	r.setInsts()
+	r.scale()
 	return r
 }
 
@@ -207,6 +215,14 @@ func (r *rdna) read() error {
 	fast := r.fastEnd()
 	table := r.table
 	for {
+		if r.pos < fast {
+			if err := r.scan(fast); err != nil {
+				return err
+			}
+			if r.pos < fast {
+				continue // a context check
+			}
+		}
 		if r.ntoken++; r.ntoken&0xFFFF == 0 {
 			if err := r.ctx.Err(); err != nil {
 				return err
@@ -295,6 +311,119 @@ func (r *rdna) read() error {
 	}
 }
 
+// scan is read's usual case: it reads the tokens that start before fast
+// (see fastEnd: no refill, no end rule, no tail), at most 2^20 bits of
+// them, then returns for a context check. It reads a block of tokens into
+// r.toks in a loop without calls, then delivers them; a TIMESTAMP ends a
+// block and is applied after it, so that its packet-loss flag and realtime
+// sample come between the same deliveries as in read.
+func (r *rdna) scan(fast int64) error {
+	buf := r.buf
+	base := r.bufOff * 8
+	p := r.pos - base
+	end := min(fast-base, p+1<<20)
+	start := r.prevPos - base
+	clock := r.clock
+	table := &r.packed
+	toks := &r.toks
+	extSkip := r.extSkip
+	for p < end {
+		n := 0
+		var stamp uint64 // the TIMESTAMP ending the block, if any (never 0)
+	block:
+		for p < end && n < len(toks) {
+			start = p
+			b, sh := buf[p>>3:p>>3+9], uint(p&7)
+			// (b[8]<<1)<<(63-sh) is b[8]<<(64-sh), 0 when sh is 0.
+			w := binary.LittleEndian.Uint64(b)>>sh | uint64(b[8])<<1<<(63-sh)
+			if extSkip {
+				if w&1 != 0 {
+					p += 8
+					continue
+				}
+				extSkip = false
+			}
+			e := table[w&0xFF]
+			typ := uint8(e)
+			p += int64(e >> 8 & 0xFF)
+			clock += int64(w >> (e >> 16 & 63) & (e >> 32))
+			switch typ {
+			case rNop:
+			case rTime:
+				clock += 4
+			case rTimestamp:
+				stamp = w
+				break block
+			case rWaveStartExt:
+				extSkip = r.gen >= 12
+				if r.ps.old {
+					break // 0.1.6 reads the pattern as a time delta only (2.3.4)
+				}
+				toks[n] = rdnaTok{v: w, t: clock, typ: typ}
+				n++
+			case rNewPC:
+				t := rdnaTok{v: w, t: clock, typ: typ}
+				if r.gen >= 12 {
+					// The 72-bit gfx12 NEW_PC: the window 8 bits on.
+					b := buf[(start+8)>>3 : (start+8)>>3+9]
+					t.x = binary.LittleEndian.Uint64(b)>>sh | uint64(b[8])<<1<<(63-sh)
+				}
+				toks[n] = t
+				n++
+			default:
+				toks[n] = rdnaTok{v: w, t: clock, typ: typ}
+				n++
+			}
+		}
+		if err := r.deliverBlock(toks[:n], r.gen >= 12); err != nil {
+			return err
+		}
+		if stamp != 0 {
+			r.clock = clock
+			r.timestamp(stamp, false)
+			clock = r.clock
+		}
+	}
+	r.pos, r.prevPos, r.clock, r.extSkip = p+base, start+base, clock, extSkip
+	return r.ctx.Err()
+}
+
+// deliverBlock delivers scan's tokens (deliver outside the reader's tail),
+// with the usual cases of enqueue written out: a later token releases the
+// queued ones, one of their time joins them.
+func (r *rdna) deliverBlock(toks []rdnaTok, gen12 bool) error {
+	var err error
+	for i := range toks {
+		t := &toks[i]
+		if gen12 {
+			err = r.handle(t)
+		} else {
+			if t.typ == rWaveReady {
+				t.t--
+			}
+			switch q := r.q; {
+			case r.qh != 0 || len(q) == 0:
+				err = r.enqueue(*t)
+			case t.t > q[len(q)-1].t:
+				for i := range q {
+					if err = r.handle(&q[i]); err != nil {
+						return err
+					}
+				}
+				q[0], r.q = *t, q[:1]
+			case t.t == q[len(q)-1].t && len(q) < rdnaQueueTokens:
+				r.q = append(q, *t)
+			default:
+				err = r.enqueue(*t)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // timestamp applies a TIMESTAMP token (2.3.3).
 func (r *rdna) timestamp(w uint64, tail bool) {
 	var value uint64
@@ -352,7 +481,7 @@ func (r *rdna) rtSample(v uint64, tail bool) {
 // reader's tail (see read).
 func (r *rdna) deliver(t rdnaTok, tail bool) error {
 	if r.gen >= 12 {
-		return r.handle(t)
+		return r.handle(&t)
 	}
 	if t.typ == rWaveReady {
 		t.t--
@@ -360,6 +489,12 @@ func (r *rdna) deliver(t rdnaTok, tail bool) error {
 	if tail && r.ps.old {
 		return r.deliverTail016(t)
 	}
+	return r.enqueue(t)
+}
+
+// enqueue is deliver on gfx10 and gfx11 outside 0.1.6's tail, t's time
+// set.
+func (r *rdna) enqueue(t rdnaTok) error {
 	if n := len(r.q); n > r.qh {
 		// The queued tokens all have the time of the last one: they are
 		// held only while no later time has been seen.
@@ -368,18 +503,18 @@ func (r *rdna) deliver(t rdnaTok, tail bool) error {
 			// The common case: one token queued, and a later one.
 			prev := r.q[r.qh]
 			r.q, r.qh = append(r.q[:0], t), 0
-			return r.handle(prev)
+			return r.handle(&prev)
 		}
 		switch {
 		case t.t < last:
 			// It goes to the front, and the front is released at once.
-			return r.handle(t)
+			return r.handle(&t)
 		case t.t > last:
 			if err := r.release(); err != nil {
 				return err
 			}
 		case n-r.qh >= rdnaQueueTokens:
-			if err := r.handle(r.q[r.qh]); err != nil {
+			if err := r.handle(&r.q[r.qh]); err != nil {
 				return err
 			}
 			if r.qh++; r.qh >= rdnaQueueTokens {
@@ -409,7 +544,7 @@ func (r *rdna) deliverTail016(t rdnaTok) error {
 	if n := len(r.q); n > r.qh {
 		switch last := r.q[n-1].t; {
 		case t.t < last:
-			if err := r.handle(t); err != nil {
+			if err := r.handle(&t); err != nil {
 				return err
 			}
 			return r.release()
@@ -417,7 +552,7 @@ func (r *rdna) deliverTail016(t rdnaTok) error {
 			if err := r.release(); err != nil {
 				return err
 			}
-			return r.handle(t)
+			return r.handle(&t)
 		}
 	}
 	r.q = append(r.q, t)
@@ -427,7 +562,7 @@ func (r *rdna) deliverTail016(t rdnaTok) error {
 // release hands every queued token to the parser, oldest first.
 func (r *rdna) release() error {
 	for ; r.qh < len(r.q); r.qh++ {
-		if err := r.handle(r.q[r.qh]); err != nil {
+		if err := r.handle(&r.q[r.qh]); err != nil {
 			return err
 		}
 	}
@@ -450,48 +585,109 @@ func (r *rdna) packetLoss(t int64) error {
 	return r.em.eventRec(wire.EventPacketLoss, t, 0, 0, 0, 0)
 }
 
-// handle is the parser: it applies one delivered token (2.3.6).
-func (r *rdna) handle(t rdnaTok) error {
-	lost := r.plFlag
-	if lost {
-		r.plFlag = false
-		if err := r.packetLoss(t.t); err != nil {
-			return err
-		}
-	}
-	if len(r.realtime) >= r.rtLimit {
-		// Only "other" tokens flush realtime pairs (below); bound them
-		// in streams without any.
-		if err := r.flushRealtime(); err != nil {
+// handle is the parser: it applies one delivered token (2.3.6). The
+// usual cases of INST, VALU_INST and WAVE_READY are written out here (see
+// inst, valu and ready), saving a call per token.
+func (r *rdna) handle(t *rdnaTok) error {
+	lost := false
+	if r.plFlag || len(r.realtime) >= r.rtLimit {
+		var err error
+		if lost, err = r.preamble(t.t); err != nil {
 			return err
 		}
 	}
 	v := t.v
 	switch t.typ {
 	case rInst:
-		return r.inst(t)
-	case rValuInst:
-		if w := r.top(v >> 7 & 31); w != nil {
-			r.valu(w, t.t, v>>6&1 != 0)
+		var slot, code uint64
+		var w64 bool
+		if r.version <= 3 {
+			slot, code, w64 = v>>8&31, v>>13&0x7F, v>>7&1 != 0
+		} else {
+			slot, code, w64 = v>>7&31, v>>12&0xFF, v>>6&1 != 0
 		}
+		m := &r.scaled[code&0xFF]
+		if m.other {
+			return r.otherInst(t.t, m)
+		}
+		s := r.slots[slot&31]
+		if len(s) == 0 {
+			return nil
+		}
+		w, now := s[len(s)-1], t.t
+		w.bx(now)
+		if !m.usual || w.trap != trapRestored {
+			if r.instSpecial(w, now, code, m) {
+				return nil
+			}
+		}
+		w.end = now
+		cycles := m.cycles
+		if w64 && r.ps.old {
+			// Wave64 under 0.1.6: two passes, twice the cycles
+			// (other-SIMD records and the trap's CONTEXT are not
+			// doubled). The newest source parses the bit and ignores
+			// it (2.3.6).
+			cycles *= 2
+		}
+		in := wire.Instruction{Time: now, Category: m.cat, Duration: int32(cycles)}
+		if w.curState == wire.StateStall && w.stateStart < now {
+			in.Stall = uint32(now - w.stateStart)
+			in.Duration += int32(in.Stall)
+			in.Time = w.stateStart
+			if w.xnack {
+				w.xnack = false
+				w.lastXnack = now
+			}
+		}
+		w.insts = append(w.insts, in)
+		if code == codeJump {
+			w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
+		}
+		w.setState(wire.StateExec, now)
+	case rValuInst:
+		s := r.slots[v>>7&31]
+		if len(s) == 0 {
+			return nil
+		}
+		// valu, written out.
+		w, now := s[len(s)-1], t.t
+		w.bx(now)
+		if w.trap != trapRestored {
+			return nil
+		}
+		in := wire.Instruction{Time: now, Category: wire.CatVALU, Duration: 1}
+		if v>>6&1 != 0 && r.ps.old {
+			in.Duration = 2 // a wave64 instruction takes two passes under 0.1.6
+		}
+		if w.curState == wire.StateStall && w.stateStart < now {
+			in.Stall = uint32(now - w.stateStart)
+			in.Duration += int32(in.Stall)
+			in.Time = w.stateStart
+		}
+		w.insts = append(w.insts, in)
+		w.setState(wire.StateExec, now)
 	case rImmOne:
 		if w := r.top(v >> 7 & 31); w != nil {
 			r.immediate(w, t.t)
 		}
 	case rImmediate:
-		for m, i := v>>8&0xFFFF, 0; m != 0; m, i = m>>1, i+1 {
-			if m&1 != 0 {
-				if w := r.top(uint64(i)); w != nil {
-					r.immediate(w, t.t)
-				}
+		for m := v >> 8 & 0xFFFF; m != 0; m &= m - 1 {
+			if w := r.top(uint64(bits.TrailingZeros64(m))); w != nil {
+				r.immediate(w, t.t)
 			}
 		}
 	case rWaveReady:
-		for m, i := v>>8&0xFFFF, 0; m != 0; m, i = m>>1, i+1 {
-			if m&1 != 0 {
-				if w := r.top(uint64(i)); w != nil {
-					r.ready(w, t.t)
-				}
+		for m := v >> 8 & 0xFFFF; m != 0; m &= m - 1 {
+			s := r.slots[bits.TrailingZeros64(m)&31]
+			if len(s) == 0 {
+				continue
+			}
+			// ready, written out.
+			w := s[len(s)-1]
+			w.bx(t.t - 1)
+			if w.lastXnack < t.t && !w.xnack {
+				w.setState(wire.StateStall, t.t)
 			}
 		}
 	case rNewPC:
@@ -505,15 +701,15 @@ func (r *rdna) handle(t rdnaTok) error {
 			r.newPC(w, t.t, pc*4)
 		}
 	case rWaveStart, rWaveStartExt:
-		return r.waveStart(t, lost)
+		return r.waveStart(*t, lost)
 	case rWaveEnd:
-		return r.waveEnd(t)
+		return r.waveEnd(*t)
 	case rHeader:
 		r.header(v)
 	case rMisc:
-		return r.misc(t)
+		return r.misc(*t)
 	case rReg:
-		return r.reg(t)
+		return r.reg(*t)
 	case rRegInit:
 		if v>>18&3 == 2 && v>>20&1 != 0 {
 			me, pipe := uint8(v>>16&3), uint8(v>>14&3)
@@ -522,15 +718,31 @@ func (r *rdna) handle(t rdnaTok) error {
 			return r.em.dispatchRec(d)
 		}
 	case rEvent:
-		return r.eventTok(t)
+		return r.eventTok(*t)
 	case rShaderData, rShaderDataShort:
-		return r.shaderData(t)
+		return r.shaderData(*t)
 	default:
 		if len(r.realtime) >= realtimeFlush {
 			return r.flushRealtime()
 		}
 	}
 	return nil
+}
+
+// preamble is handle's rare first step: the reader's packet-loss flag
+// consumed before a token at time t (it reports whether there was one),
+// and the realtime pairs flushed when too many are held.
+func (r *rdna) preamble(t int64) (bool, error) {
+	lost, err := r.lossAt(t)
+	if err != nil {
+		return lost, err
+	}
+	if len(r.realtime) >= r.rtLimit {
+		// Only "other" tokens flush realtime pairs (handle's default
+		// case); bound them in streams without any.
+		return lost, r.flushRealtime()
+	}
+	return lost, nil
 }
 
 // header applies a HEADER token (2.3.5).
@@ -555,6 +767,7 @@ func (r *rdna) header(v uint64) {
 		r.doubleBuffer = v>>43&1 != 0
 	}
 	r.exclBarrier = r.version == 4 && v>>59&1 != 0
+	r.scale()
 }
 
 // top returns the top wave of a target slot, nil when the slot is empty.
@@ -595,27 +808,6 @@ func (w *rwave) barrierMessage(t int64) {
 	}
 }
 
-// valu applies a VALU_INST token. A wave64 instruction (w64 bit) takes
-// two passes: 2 cycles (observed with AMD's 0.1.6 library; the spec lists
-// the bit without saying).
-func (r *rdna) valu(w *rwave, t int64, w64 bool) {
-	w.bx(t)
-	if w.trap != trapRestored {
-		return
-	}
-	in := wire.Instruction{Time: t, Category: wire.CatVALU, Duration: 1}
-	if w64 && r.ps.old {
-		in.Duration = 2
-	}
-	if w.curState == wire.StateStall && w.stateStart < t {
-		in.Stall = uint32(t - w.stateStart)
-		in.Duration += int32(in.Stall)
-		in.Time = w.stateStart
-	}
-	w.insts = append(w.insts, in)
-	w.setState(wire.StateExec, t)
-}
-
 func (r *rdna) immediate(w *rwave, t int64) {
 	w.bx(t)
 	if w.trap != trapRestored {
@@ -632,45 +824,31 @@ func (r *rdna) immediate(w *rwave, t int64) {
 	w.setState(wire.StateExec, t+1)
 }
 
-func (r *rdna) ready(w *rwave, t int64) {
-	w.bx(t - 1)
-	if w.lastXnack < t && !w.xnack {
-		w.setState(wire.StateStall, t)
+// otherInst records an INST token of an instruction that ran on the other
+// SIMD of the WGP.
+func (r *rdna) otherInst(t int64, m *rdnaScaled) error {
+	// inst_other_simd_t.cycles is 16 bits wide.
+	r.other = append(r.other, wire.OtherSIMD{Size: 24, Time: t, Cycles: uint16(m.cycles), WGP: r.target,
+		Category: m.cat})
+	if len(r.other) >= otherSIMDFlush {
+		err := r.em.otherSIMD(r.other)
+		r.other = r.other[:0]
+		return err
 	}
+	return nil
 }
 
-func (r *rdna) inst(t rdnaTok) error {
-	var slot, code uint64
-	var w64 bool
-	if r.version <= 3 {
-		slot, code, w64 = t.v>>8&31, t.v>>13&0x7F, t.v>>7&1 != 0
-	} else {
-		slot, code, w64 = t.v>>7&31, t.v>>12&0xFF, t.v>>6&1 != 0
-	}
-	m, cycles := r.mapInst(code)
-	if m.other {
-		// inst_other_simd_t.cycles is 16 bits wide.
-		r.other = append(r.other, wire.OtherSIMD{Size: 24, Time: t.t, Cycles: uint16(cycles), WGP: r.target,
-			Category: m.cat})
-		if len(r.other) >= otherSIMDFlush {
-			err := r.em.otherSIMD(r.other)
-			r.other = r.other[:0]
-			return err
-		}
-		return nil
-	}
-	w := r.top(slot)
-	if w == nil {
-		return nil
-	}
-	now := t.t
-	w.bx(now)
+// instSpecial applies the special INST codes and categories to the top
+// wave w of the token's slot (handle has the usual case: no trap code, no
+// IMMED or NONE category, the wave out of a trap) and reports whether that
+// was all; if not, the usual case follows.
+func (r *rdna) instSpecial(w *rwave, now int64, code uint64, m *rdnaScaled) bool {
 	switch code {
 	case codeReturnExc:
 		w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
 		w.trap = trapRestored
 		w.extendContext(now)
-		return nil
+		return true
 	case codeTrap:
 		if !r.ps.old { // 0.1.6 records no CONTEXT instruction for a trap
 			w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 1})
@@ -678,7 +856,7 @@ func (r *rdna) inst(t rdnaTok) error {
 		w.trap = trapStandby
 	}
 	if w.trap != trapRestored {
-		return nil
+		return true
 	}
 	w.end = now
 	switch m.cat {
@@ -687,35 +865,34 @@ func (r *rdna) inst(t rdnaTok) error {
 		if r.version <= 3 && !r.ps.old { // 0.1.6 has no barrier extension (A.3 item 3)
 			w.barrierExt = true
 		}
-		return nil
+		return true
 	case wire.CatNone:
 		if r.ps.old {
 			w.lastNone = now
 		}
-		return nil
+		return true
 	}
-	if w64 && r.ps.old {
-		// Wave64 under 0.1.6: two passes, twice the cycles (other-SIMD
-		// records and the trap's CONTEXT are not doubled). The newest
-		// source parses the bit and ignores it (2.3.6).
-		cycles *= 2
+	return false
+}
+
+// rdnaScaled is what an INST token's code means under the current header:
+// the category, the cycles scaled (mapInst), whether the instruction ran on
+// the other SIMD, and whether it takes inst's usual case (no trap code, no
+// IMMED or NONE category).
+type rdnaScaled struct {
+	cycles int64
+	cat    wire.InstCategory
+	other  bool
+	usual  bool
+}
+
+// scale fills r.scaled from the instruction table and the header's rates.
+func (r *rdna) scale() {
+	for c := range r.scaled {
+		m, cycles := r.mapInst(uint64(c))
+		r.scaled[c] = rdnaScaled{cycles: cycles, cat: m.cat, other: m.other,
+			usual: c != codeReturnExc && c != codeTrap && m.cat != wire.CatImmed && m.cat != wire.CatNone}
 	}
-	in := wire.Instruction{Time: now, Category: m.cat, Duration: int32(cycles)}
-	if w.curState == wire.StateStall && w.stateStart < now {
-		in.Stall = uint32(now - w.stateStart)
-		in.Duration += int32(in.Stall)
-		in.Time = w.stateStart
-		if w.xnack {
-			w.xnack = false
-			w.lastXnack = now
-		}
-	}
-	w.insts = append(w.insts, in)
-	if code == codeJump {
-		w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
-	}
-	w.setState(wire.StateExec, now)
-	return nil
 }
 
 // mapInst maps an instruction code to its category and cycles, scaled by
