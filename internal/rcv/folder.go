@@ -70,8 +70,9 @@ type Folder struct {
 	exists  bool   // the target existed when the Folder was made
 	created []string
 	set     *publish.Set
-	shared  bool // set is the caller's (FolderOptions.Set)
-	create  func(path string) (io.WriteCloser, error)
+	shared  bool                                      // set is the caller's (FolderOptions.Set)
+	create  func(path string) (io.WriteCloser, error) // FolderOptions.Create
+	files   *publish.Files                            // else: files made relative to tmp
 
 	mu     sync.Mutex // Abort may come from a signal handler
 	closed bool
@@ -95,11 +96,6 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 	f := &Folder{dir: abs, create: opt.Create, set: opt.Set, shared: opt.Set != nil}
 	if f.set == nil {
 		f.set = publish.NewSet(opt.Force)
-	}
-	if f.create == nil {
-		f.create = func(path string) (io.WriteCloser, error) {
-			return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
-		}
 	}
 	switch st, err := os.Stat(abs); {
 	case err == nil && !st.IsDir():
@@ -130,6 +126,9 @@ func NewFolder(dir string, opt FolderOptions) (*Folder, error) {
 		return nil, fmt.Errorf("cannot write into %s: %w", parent, unwrapPath(err))
 	}
 	f.tmp = tmp
+	if f.create == nil {
+		f.files = publish.NewFiles(tmp)
+	}
 	return f, nil
 }
 
@@ -209,7 +208,13 @@ func (f *Folder) write(name string, fill func(w io.Writer) error) error {
 	if f.closed {
 		return errClosed
 	}
-	w, err := f.create(filepath.Join(f.tmp, name))
+	var w io.WriteCloser
+	var err error
+	if f.files != nil {
+		w, err = f.files.Create(name)
+	} else {
+		w, err = f.create(filepath.Join(f.tmp, name))
+	}
 	if err == nil {
 		err = fill(w)
 		if cerr := w.Close(); err == nil {
@@ -251,8 +256,11 @@ func (f *Folder) WriteSibling(name string, write func(w io.Writer) error) error 
 	path := filepath.Join(filepath.Dir(f.dir), name)
 	tmp, err := f.set.File(path)
 	var w io.WriteCloser
-	if err == nil {
+	switch {
+	case err == nil && f.create != nil:
 		w, err = f.create(tmp)
+	case err == nil:
+		w, err = os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
 	}
 	if err == nil {
 		err = write(w)
@@ -278,6 +286,7 @@ func (f *Folder) Commit() error {
 	if f.shared {
 		return errors.New("rcv: the folder is part of a Set: commit the Set")
 	}
+	f.closeFiles()
 	if f.inside {
 		if err := f.moveUp(); err != nil {
 			f.abort()
@@ -318,6 +327,7 @@ func (f *Folder) Abort() {
 }
 
 func (f *Folder) abort() {
+	f.closeFiles()
 	if f.tmp != "" && !f.closed && f.inside {
 		os.RemoveAll(f.tmp)
 	}
@@ -331,6 +341,22 @@ func (f *Folder) abort() {
 	}
 	f.created = nil
 	f.closed = true
+}
+
+// Close ends the writing of a folder that is one output of the caller's
+// Set (FolderOptions.Set), before the caller commits the Set: later writes
+// fail. Commit and Abort do it for the others.
+func (f *Folder) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closeFiles()
+}
+
+// closeFiles lets the folder's directory go (files made after fail).
+func (f *Folder) closeFiles() {
+	if f.files != nil {
+		f.files.Close()
+	}
 }
 
 var (
