@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 	"sort"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -162,7 +163,10 @@ type gfx9 struct {
 		remaining, idx int
 		low, hi, now   uint64
 	}
-	waves      [gfx9SIMDs][gfx9Slots]*wave
+	// waves holds the traced waves by slot | simd<<4 (waveIndex), the
+	// layout of the INST token's slot and SIMD fields, so that a token's
+	// bits index it directly.
+	waves      [64]*wave
 	free       []*wave
 	phase      int64
 	running    [2048]occSlot
@@ -211,11 +215,10 @@ func (g *gfx9) run() error {
 				g.queue, g.qh = g.queue[:0], 0
 			}
 		case len(g.buf)-g.pos >= 8:
-			// Fast path: a whole token is buffered.
-			v := binary.LittleEndian.Uint64(g.buf[g.pos:])
-			typ := uint8(v & 0xF)
-			t = token{v: v & gfx9TokenMask[typ], off: g.off + int64(g.pos), typ: typ}
-			g.pos += gfx9TokenLen[typ]
+			if err := g.buffered(); err != nil {
+				return err
+			}
+			continue
 		default:
 			var ok bool
 			if t, ok = g.read(); !ok {
@@ -225,10 +228,8 @@ func (g *gfx9) run() error {
 		if err := g.deliver(t); err != nil {
 			return err
 		}
-		if g.ntoken++; g.ntoken&0xFFFF == 0 {
-			if err := g.ctx.Err(); err != nil {
-				return err
-			}
+		if err := g.tick(); err != nil {
+			return err
 		}
 	}
 done:
@@ -236,6 +237,68 @@ done:
 		return g.err
 	}
 	return g.endOfBuffer()
+}
+
+// waveIndex is where g.waves holds the wave of a SIMD and slot.
+func waveIndex(simd, slot uint64) int { return int(slot&0xF | simd&3<<4) }
+
+// tick counts a token and checks the context every 65536 tokens.
+func (g *gfx9) tick() error {
+	if g.ntoken++; g.ntoken&0xFFFF == 0 {
+		return g.ctx.Err()
+	}
+	return nil
+}
+
+// buffered decodes the tokens wholly buffered, as long as no token is
+// queued (2.2.3): ISSUE and INST, nine tokens in ten, straight from the
+// buffer with the clock and the token count in registers, the others
+// through deliver. It stops at the next context check (tick).
+func (g *gfx9) buffered() error {
+	buf, pos, clock := g.buf, g.pos, g.clock
+	todo := 0x10000 - g.ntoken&0xFFFF // tokens up to the next context check
+	left := todo
+loop:
+	for pos <= len(buf)-8 {
+		v := binary.LittleEndian.Uint64(buf[pos:])
+		switch v & 0xF {
+		case tIssue:
+			clock += int64(v>>4&1) * 4
+			g.issue(v, clock)
+			pos += 4
+		case tInst:
+			clock += int64(v>>4&1) * 4
+			if v>>5&0xF >= gfx9Slots {
+				return slotError(token{v: v & 0xFFFF, off: g.off + int64(pos), typ: tInst})
+			}
+			if err := g.inst(v&0xFFFF, g.off+int64(pos), clock); err != nil {
+				return err
+			}
+			pos += 2
+		default:
+			typ := uint8(v & 0xF)
+			t := token{v: v & gfx9TokenMask[typ], off: g.off + int64(pos), typ: typ}
+			g.pos, g.clock = pos+gfx9TokenLen[typ], clock
+			if err := g.deliver(t); err != nil {
+				return err
+			}
+			// deliver may have read on (2.2.3).
+			buf, pos, clock = g.buf, g.pos, g.clock
+			if g.qh < len(g.queue) {
+				left--
+				break loop
+			}
+		}
+		if left--; left == 0 {
+			break
+		}
+	}
+	g.pos, g.clock = pos, clock
+	g.ntoken += todo - left
+	if left == 0 {
+		return g.ctx.Err()
+	}
+	return nil
 }
 
 // refill makes at least 8 unread bytes available, or all that remain.
@@ -324,7 +387,7 @@ func (g *gfx9) deliver(t token) error {
 	}
 	switch t.typ {
 	case tInst:
-		return g.inst(t, now)
+		return g.inst(t.v, t.off, now)
 	case tIssue:
 		g.issue(t.v, now)
 	case tMisc:
@@ -411,11 +474,9 @@ func (g *gfx9) misc(t token, now int64) error {
 	case miscTTStallEnd:
 		return g.em.eventRec(wire.EventTTStallEnd, now, 0, 0, 0, 0)
 	case miscSaveContext:
-		for s := range g.waves {
-			for _, w := range g.waves[s] {
-				if w != nil {
-					w.trap = trapRequest
-				}
+		for _, w := range g.waves {
+			if w != nil {
+				w.trap = trapRequest
 			}
 		}
 		return g.em.eventRec(wire.EventSaveContext, now, 0, 0, 0, 0)
@@ -465,7 +526,7 @@ func (g *gfx9) newWave(now int64, simd, slot uint8) *wave {
 	}
 	w.begin, w.stateStart, w.curState = now, now, wire.StateIdle
 	w.cu, w.simd, w.id = g.targetCU, simd, slot
-	g.waves[simd][slot] = w
+	g.waves[waveIndex(uint64(simd), uint64(slot))] = w
 	return w
 }
 
@@ -475,7 +536,7 @@ func (g *gfx9) waveStart(t token, now int64) error {
 	pipe, me, count, tg := uint8(v>>16&3), uint8(v>>18&3), int(v>>22&0x7F), uint8(v>>29&7)
 	pc := g.regs.startPC(me, pipe)
 	if cu == g.targetCU && sh == 0 {
-		w := g.waves[simd][slot]
+		w := g.waves[waveIndex(uint64(simd), slot)]
 		if count > 64 {
 			if w == nil {
 				return nil
@@ -543,7 +604,7 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 	v := t.v
 	sh, cu, slot, simd := v>>5&1, uint8(v>>6&0xF), v>>10&0xF, uint8(v>>14&3)
 	if cu == g.targetCU && sh == 0 {
-		w := g.waves[simd][slot]
+		w := g.waves[waveIndex(uint64(simd), slot)]
 		if w == nil || w.trap != trapRestored {
 			return nil
 		}
@@ -554,7 +615,7 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 		if !g.ps.old { // 0.1.6 attributes late only the waves held at the end
 			w.retranslate(&g.regs.code)
 		}
-		g.waves[simd][slot] = nil
+		g.waves[waveIndex(uint64(simd), slot)] = nil
 		err := g.finishWave(w, t.off)
 		g.free = append(g.free, w)
 		if err != nil {
@@ -666,6 +727,21 @@ func trim(prev *wire.Instruction, t int64) {
 	}
 }
 
+// push appends a zero instruction to the wave and returns it. Setting the
+// fields of the new entry in place, rather than appending a composite
+// literal, spares the hot paths a copy through the stack (which the CPU
+// cannot forward from the narrower stores that built it).
+func (w *wave) push() *wire.Instruction {
+	n := len(w.insts)
+	if n == cap(w.insts) {
+		w.insts = slices.Grow(w.insts, 1)
+	}
+	w.insts = w.insts[:n+1]
+	I := &w.insts[n]
+	*I = wire.Instruction{}
+	return I
+}
+
 func (g *gfx9) issue(v uint64, t int64) {
 	st := v >> 8 & 0xFFFFF
 	// One bit per slot with a nonzero status, at the status's low bit.
@@ -673,11 +749,11 @@ func (g *gfx9) issue(v uint64, t int64) {
 	if busy == 0 {
 		return
 	}
-	ws := &g.waves[v>>5&3]
+	simd := v >> 5 & 3
 	for ; busy != 0; busy &= busy - 1 {
 		b := bits.TrailingZeros64(busy)
 		status := st >> b & 3
-		w := ws[b/2]
+		w := g.waves[waveIndex(simd, uint64(b/2))]
 		if w == nil || w.trap != trapRestored {
 			continue
 		}
@@ -690,8 +766,8 @@ func (g *gfx9) issue(v uint64, t int64) {
 				// (A.4 item 8.3).
 				ti, c = w.msgTime, 4+t-w.msgTime
 			}
-			w.insts = append(w.insts, wire.Instruction{Time: ti, Category: wire.CatImmed,
-				Duration: int32(c), Stall: uint32(c)})
+			I := w.push()
+			I.Time, I.Category, I.Duration, I.Stall = ti, wire.CatImmed, int32(c), uint32(c)
 			w.waitFrom(ti, c)
 		case 1: // STALL
 			w.curState = wire.StateStall
@@ -699,7 +775,8 @@ func (g *gfx9) issue(v uint64, t int64) {
 		case 2: // INST
 			w.curState = wire.StateExec
 			w.issued = append(w.issued, len(w.insts))
-			w.insts = append(w.insts, wire.Instruction{Time: t, Category: wire.CatUnresolved})
+			I := w.push()
+			I.Time, I.Category = t, wire.CatUnresolved
 		}
 		if d := t - w.stateStart; d > 0 {
 			w.addTimeline(prev, d)
@@ -708,9 +785,10 @@ func (g *gfx9) issue(v uint64, t int64) {
 	}
 }
 
-func (g *gfx9) inst(t token, now int64) error {
-	slot, simd, k := t.v>>5&0xF, uint8(t.v>>9&3), int(t.v>>11&0x1F)
-	w := g.waves[simd][slot]
+// inst resolves an INST token v at byte off.
+func (g *gfx9) inst(v uint64, off, now int64) error {
+	slot, simd, k := v>>5&0xF, uint8(v>>9&3), int(v>>11&0x1F)
+	w := g.waves[v>>5&0x3F]
 	if w == nil {
 		w = g.newWave(now, simd, uint8(slot))
 	}
@@ -734,7 +812,7 @@ func (g *gfx9) inst(t token, now int64) error {
 		// An index left stale by an earlier deletion (open question 4)
 		// that now points past the end: AMD's 0.1.6 fails with invalid
 		// shader data (A.4 item 8.9), and so does the native decoder.
-		return &DataError{Offset: t.off, Msg: "an INST token resolves an issued instruction that an earlier token deleted"}
+		return &DataError{Offset: off, Msg: "an INST token resolves an issued instruction that an earlier token deleted"}
 	}
 	I := &w.insts[j]
 	if n >= 2 && I.Time < end(&w.insts[n-2]) {
@@ -743,7 +821,7 @@ func (g *gfx9) inst(t token, now int64) error {
 	if j > 0 {
 		trim(&w.insts[j-1], I.Time)
 	}
-	phase := (g.phase + int64(simd)) % 4
+	phase := (g.phase + int64(simd)) & 3 // g.phase and simd are not negative
 	if k < len(w.lastOfType) {
 		w.lastOfType[k] = j + 1
 	}
@@ -788,7 +866,7 @@ func (g *gfx9) inst(t token, now int64) error {
 		w.insts = append(w.insts[:j], w.insts[j+1:]...)
 		return nil
 	}
-	I.Duration = int32(4 + max(now-I.Time-4*(phase/4), 0))
+	I.Duration = int32(4 + max(now-I.Time-phase&^3, 0))
 	var p int64
 	if j > 0 {
 		p = end(&w.insts[j-1])
@@ -817,8 +895,7 @@ func (w *wave) takeStall(t, p int64) (s int64, ok bool) {
 }
 
 func (g *gfx9) instPC(t token) error {
-	slot, simd := t.v>>5&0xF, t.v>>9&3
-	w := g.waves[simd][slot]
+	w := g.waves[t.v>>5&0x3F]
 	if w == nil || len(w.pcInfos) == 0 || w.trap != trapRestored {
 		return nil
 	}
@@ -972,11 +1049,9 @@ func (g *gfx9) reprocessPerf() {
 // endOfBuffer delivers what the library delivers at and after the end of
 // a buffer (2.2.6, 4.3).
 func (g *gfx9) endOfBuffer() error {
-	for s := range g.waves {
-		for _, w := range g.waves[s] {
-			if w != nil {
-				w.retranslate(&g.regs.code)
-			}
+	for _, w := range g.waves {
+		if w != nil {
+			w.retranslate(&g.regs.code)
 		}
 	}
 	if err := g.flushOcc(); err != nil {
@@ -995,15 +1070,13 @@ func (g *gfx9) endOfBuffer() error {
 			}
 		}
 	}
-	for s := range g.waves {
-		for i, w := range g.waves[s] {
-			if w == nil {
-				continue
-			}
-			g.waves[s][i] = nil
-			if err := g.finishWave(w, g.off+int64(g.pos)); err != nil {
-				return err
-			}
+	for i, w := range g.waves {
+		if w == nil {
+			continue
+		}
+		g.waves[i] = nil
+		if err := g.finishWave(w, g.off+int64(g.pos)); err != nil {
+			return err
 		}
 	}
 	if err := g.ps.lostAndFreq(g.packetLost, g.regs.rtFreq); err != nil {
