@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/attkit/attkit/internal/backend"
 	"github.com/attkit/attkit/internal/exitcode"
@@ -319,6 +320,16 @@ type occPool struct {
 	occ      []wire.Occupancy
 	occFront []wire.Occupancy // synthetic starts, to go before occ, latest first
 	occBatch []wire.Occupancy
+}
+
+// add pends o. A full pool doubles: append grows a slice this large by a
+// quarter at a time, which copied the pending records several times over
+// on their way to PoolLimit.
+func (p *occPool) add(o wire.Occupancy) {
+	if len(p.occ) == cap(p.occ) {
+		p.occ = slices.Grow(p.occ, max(len(p.occ), 256))
+	}
+	p.occ = append(p.occ, o)
 }
 
 // due reports whether the pending records are to be flushed: in a

@@ -569,7 +569,7 @@ func (g *gfx9) waveStart(t token, now int64) error {
 		return nil
 	}
 	o.running, o.pc = true, pc
-	g.occ = append(g.occ, wire.Occupancy{PC: pc, Time: uint64(now), CU: cu, SIMD: simd,
+	g.add(wire.Occupancy{PC: pc, Time: uint64(now), CU: cu, SIMD: simd,
 		WaveID: uint8(slot), Start: true, MEID: me, PipeID: pipe, IsExt: true, WorkgroupID: tg})
 	return g.occFull(false)
 }
@@ -626,7 +626,7 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 	o := &g.running[key]
 	if o.running {
 		o.running = false
-		g.occ = append(g.occ, wire.Occupancy{PC: g.regs.code.late(o.pc), Time: uint64(now), CU: cu,
+		g.add(wire.Occupancy{PC: g.regs.code.late(o.pc), Time: uint64(now), CU: cu,
 			SIMD: simd, WaveID: uint8(slot), IsExt: true})
 	} else if !g.packetLost {
 		// A wave end without a start: a START and an END at time 0 with
@@ -634,7 +634,7 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 		syn := wire.Occupancy{CU: cu, SIMD: simd, WaveID: uint8(slot), IsExt: true, Start: true}
 		g.occFront = append(g.occFront, syn)
 		syn.Start = false
-		g.occ = append(g.occ, syn)
+		g.add(syn)
 	}
 	return g.occFull(true)
 }
