@@ -62,7 +62,8 @@ type task struct {
 	t    tracename.Trace
 	code *code
 	rec  string
-	err  error // the decode failed (--keep-going)
+	live *recFile // the record file as it is written (without --keep-going)
+	err  error    // the decode failed (--keep-going)
 }
 
 type pipeline struct {
@@ -151,36 +152,19 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 		p.prog.traces, p.prog.runs = len(p.tasks), len(p.outs)
 		p.prog.start("decode", fmt.Sprintf("decoding %d traces (%s), %d at once", len(p.tasks), size(bytes), min(f.Jobs, len(p.tasks))))
 	}
-	if err := each(ctx, f.Jobs, len(p.tasks), func(ctx context.Context, i int) error {
-		tk := &p.tasks[i]
-		err := p.decode(ctx, tk)
-		var te *traceError
-		if f.KeepGoing && errors.As(err, &te) && ctx.Err() == nil {
-			// Reported now, left out of its run, summed up at the end.
-			tk.err = te.err
-			p.warn("%s: %v", env.Name, te.err)
-			return nil
-		}
-		return err
-	}); err != nil {
+	if f.KeepGoing {
+		err = p.decodeThenWrite(ctx)
+	} else {
+		err = p.decodeAndWrite(ctx)
+	}
+	if err != nil {
 		return err
 	}
-	var outs []*output // those with a trace to write
+	var outs []*output // those written
 	for _, o := range p.outs {
-		if slices.ContainsFunc(o.traces, func(i int) bool { return p.tasks[i].err == nil }) {
+		if o.folder != nil {
 			outs = append(outs, o)
 		}
-	}
-	for _, o := range outs {
-		if err := p.open(o); err != nil {
-			return err
-		}
-	}
-	p.prog.start("write", fmt.Sprintf("writing %d runs", len(outs)))
-	if err := each(ctx, f.Jobs, len(outs), func(ctx context.Context, i int) error {
-		return p.write(ctx, outs[i])
-	}); err != nil {
-		return err
 	}
 	if err := p.checkSelection(); err != nil {
 		return err
@@ -206,6 +190,106 @@ func tool(ctx context.Context, env *cli.Env, f *flags) (err error) {
 		}
 	}
 	return p.skipped(len(outs))
+}
+
+// decodeThenWrite decodes every trace into its record file, then writes
+// the runs that have a trace that decoded (--keep-going: a trace that
+// fails is left out of its run, which is known only once it ended).
+func (p *pipeline) decodeThenWrite(ctx context.Context) error {
+	if err := each(ctx, p.f.Jobs, len(p.tasks), func(ctx context.Context, i int) error {
+		tk := &p.tasks[i]
+		err := p.decode(ctx, tk)
+		var te *traceError
+		if errors.As(err, &te) && ctx.Err() == nil {
+			// Reported now, left out of its run, summed up at the end.
+			tk.err = te.err
+			p.warn("%s: %v", p.env.Name, te.err)
+			return nil
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	var outs []*output // those with a trace to write
+	for _, o := range p.outs {
+		if slices.ContainsFunc(o.traces, func(i int) bool { return p.tasks[i].err == nil }) {
+			outs = append(outs, o)
+		}
+	}
+	for _, o := range outs {
+		if err := p.open(o); err != nil {
+			return err
+		}
+	}
+	p.prog.start("write", fmt.Sprintf("writing %d runs", len(outs)))
+	return each(ctx, p.f.Jobs, len(outs), func(ctx context.Context, i int) error {
+		return p.write(ctx, outs[i])
+	})
+}
+
+// errTraceFailed is what the writer of a run gets when a trace it follows
+// failed to decode: the decode's own error is the one reported.
+var errTraceFailed = errors.New("a trace of the run failed to decode")
+
+// decodeAndWrite decodes the traces (-j at once) while the runs are
+// written (-j at once): the writer of a run reads each of its traces'
+// record files as the decode appends to it, so the decode of a trace and
+// the writing of its viewer files overlap. Any failure ends both.
+func (p *pipeline) decodeAndWrite(ctx context.Context) error {
+	for _, o := range p.outs {
+		if err := p.open(o); err != nil {
+			return err
+		}
+	}
+	for i := range p.tasks {
+		tk := &p.tasks[i]
+		tk.live = newRecFile()
+		// Made now, so that a writer can open it before its decode starts.
+		f, err := os.Create(tk.rec)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var decErr, wrErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		wrErr = each(wctx, p.f.Jobs, len(p.outs), func(ctx context.Context, i int) error {
+			err := p.write(ctx, p.outs[i])
+			if err != nil {
+				cancel()
+			}
+			return err
+		})
+	}()
+	decErr = each(wctx, p.f.Jobs, len(p.tasks), func(ctx context.Context, i int) error {
+		tk := &p.tasks[i]
+		err := p.decode(ctx, tk)
+		tk.live.end(err)
+		if err != nil {
+			cancel()
+		}
+		return err
+	})
+	if decErr == nil {
+		p.prog.start("write", fmt.Sprintf("writing %d runs", len(p.outs)))
+	}
+	wg.Wait()
+	// The first real failure: a decode's, else a writer's, else the
+	// interrupt.
+	for _, err := range []error{decErr, wrErr} {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errTraceFailed) {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(decErr, wrErr)
 }
 
 // skipped sums up what --keep-going left out: an error (exit 1) when a
@@ -588,7 +672,11 @@ func (p *pipeline) decode(ctx context.Context, tk *task) (err error) {
 			err = cerr
 		}
 	}()
-	rs := &recSink{w: wire.NewWriter(out), prog: p.prog}
+	var w io.Writer = out
+	if tk.live != nil {
+		w = tk.live.appender(out)
+	}
+	rs := &recSink{w: wire.NewWriter(w), prog: p.prog}
 	tr := driver.Trace{
 		Name:   tk.t.Path,
 		Header: wire.Trace{Path: tk.t.Path, SE: tk.t.SE, Run: tk.t.Run},
@@ -661,6 +749,7 @@ func (p *pipeline) warn(format string, args ...any) {
 // write writes the viewer folder and stats CSV of one output from its
 // traces' record files, as att-rcv and att-stats do.
 func (p *pipeline) write(ctx context.Context, o *output) error {
+	defer o.folder.Close()
 	fo := fold.New(o.code.ix)
 	sel, err := waveselect.New(o.code.ix, p.f.selectOptions())
 	if err != nil {
@@ -691,6 +780,9 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 				return nil, tk.t.Path, err
 			}
 			opened = true
+			if tk.live != nil {
+				return tk.live.follow(ctx, f), tk.t.Path, nil
+			}
 			return f, tk.t.Path, nil
 		}
 		err := fs.Read(tk.rec, func(rd *wire.Reader, _ string) error {
@@ -722,6 +814,9 @@ func (p *pipeline) write(ctx context.Context, o *output) error {
 			}
 			return nil
 		})
+		if errors.Is(err, errTraceFailed) {
+			return err
+		}
 		if err != nil && opened {
 			return fmt.Errorf("%s: %w", tk.t.Path, err)
 		}
