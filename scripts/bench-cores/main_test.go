@@ -32,6 +32,9 @@ func TestRun(t *testing.T) {
 				t.Errorf("%s: line %q lacks the times or the speed-up", fam, line)
 			}
 		}
+		if !strings.Contains(out.String(), "\n"+fam+"-1MB.att: CPU: one core ") {
+			t.Errorf("no CPU line for %s in\n%s", fam, out.String())
+		}
 		if !found {
 			t.Errorf("no line for %s in\n%s", fam, out.String())
 		}
