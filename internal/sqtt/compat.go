@@ -57,13 +57,30 @@ func CompatIf(lib016 bool) Compat {
 }
 
 // rules are the differences of a Compat from the newest records, one
-// field per spec item, so a branch reads as the rule it follows.
+// field per item of sqtt-format.md (§4.6, appendix A.3 and A.4), so that a
+// branch reads as the rule it follows. The zero value is the newest
+// behaviour; a Decode resolves its Compat's rules once (parseState.rules).
 type rules struct {
-	noEventRecords     bool // sqtt-format.md §4.6: 0.1.6 gives no EVENT records
+	// Record layouts (§4.6).
+	noEventRecords     bool // §4.6: 0.1.6 gives no EVENT records
 	noDispatchRecords  bool // §4.6: nor DISPATCH records
 	waveLayout016      bool // §4.6: a wave has no dispatcher, workgroup, cluster or size fields
 	occupancyLayout016 bool // §4.6: an occupancy word keeps only its bit 0
-	classify016        bool // observed: 0.1.6 has no gfx12 v_mov_b64 or ds_bvh category rule
+	noRTTimestampLo    bool // §4.6: no instrumentation opcode 7 (RT_TIMESTAMP_LO32), an unknown packet
+
+	// The stitcher (3.5).
+	classify016     bool // A.4 item 7.6: no gfx12 v_mov_b64 rule, ds_bvh is LDS (isaCache)
+	noBarrierPCPair bool // A.3 item 2: no step 4 rule that an s_barrier at a known PC gives its PC to the next instruction
+	failNoLineAfter bool // A.4 item 8.9: the gfx9 swap rescue fails (invalid shader data) when the line after is unknown
+	placeholderNone bool // A.4 item 8.2: an unresolved placeholder reads NONE, or 16 when the stitcher gave it a PC
+
+	// gfx9 (A.3 items 1, 2; A.4 item 8).
+	endAtWaveEndIdle   bool // A.3 item 1: a wave ends at the WAVE_END time in an IDLE segment, one without instructions too
+	dropOtherMsg       bool // A.3 item 2, A.4 items 8.3 and 8.8: OTHER_MSG deleted at its INST, its time kept; the last one closes the wave
+	noLateWaveAttrib   bool // A.4 item 8.1: a wave ended at a WAVE_END is not attributed late (2.1.3)
+	shaderData65537    bool // A.4 item 8.4: shader data is flushed once more than 65536 records are pending
+	time46             bool // A.4 item 8.5: a TIME after a TIME_RESET is read in 46-bit two's complement
+	decodeCutGFX9Token bool // A.4 item 8.6: a token the end of the buffer cuts is decoded, its missing bytes zero
 }
 
 // compatRules is the table of each Compat's rules.
@@ -74,7 +91,19 @@ var compatRules = [...]rules{
 		noDispatchRecords:  true,
 		waveLayout016:      true,
 		occupancyLayout016: true,
-		classify016:        true,
+		noRTTimestampLo:    true,
+
+		classify016:     true,
+		noBarrierPCPair: true,
+		failNoLineAfter: true,
+		placeholderNone: true,
+
+		endAtWaveEndIdle:   true,
+		dropOtherMsg:       true,
+		noLateWaveAttrib:   true,
+		shaderData65537:    true,
+		time46:             true,
+		decodeCutGFX9Token: true,
 	},
 }
 

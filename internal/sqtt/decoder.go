@@ -145,9 +145,10 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		cache: newISACache(p, arch.GFXIP),
 		limit: d.PoolLimit,
 		old:   d.Compat == Lib016,
+		rules: d.Compat.rules(),
 	}
-	ps.em.rules = d.Compat.rules()
-	ps.cache.classify016 = ps.em.rules.classify016
+	ps.em.rules = ps.rules
+	ps.cache.classify016 = ps.rules.classify016
 	switch {
 	case ps.limit == 0:
 		ps.limit = DefaultPoolLimit
@@ -188,8 +189,9 @@ type parseState struct {
 	sentIncomplete bool // INFO WAVE_INCOMPLETE
 	sentStitch     bool // INFO STITCH_INCOMPLETE
 	sentRTFreq     bool
-	old            bool // Decoder.Compat == Lib016
-	cutBits        int  // bits of the last token beyond the end of the buffer (1.7)
+	old            bool  // Decoder.Compat == Lib016
+	rules          rules // Decoder.Compat's rules
+	cutBits        int   // bits of the last token beyond the end of the buffer (1.7)
 }
 
 // gfxipOnce delivers the GFXIP record, once per parse call.

@@ -351,7 +351,7 @@ func (g *gfx9) read() (token, bool) {
 	n := gfx9TokenLen[typ]
 	if rem < n {
 		g.ps.cutBits = 8 * (n - rem) // the buffer ends inside a token (1.7)
-		if !g.ps.old {
+		if !g.ps.rules.decodeCutGFX9Token {
 			return token{}, false
 		}
 		// 0.1.6 decodes a token the end of the buffer cuts, reading
@@ -428,7 +428,7 @@ func (g *gfx9) timeReset() error {
 		}
 		if t.typ == tTime {
 			abs := int64(t.v >> 16)
-			if g.ps.old {
+			if g.ps.rules.time46 {
 				g.time46(abs)
 				return nil
 			}
@@ -608,11 +608,11 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 		if w == nil || w.trap != trapRestored {
 			return nil
 		}
-		if g.ps.old {
+		if g.ps.rules.dropOtherMsg {
 			w.programEnd016()
 		}
-		w.complete(now, g.ps.old)
-		if !g.ps.old { // 0.1.6 attributes late only the waves held at the end
+		w.complete(now, g.ps.rules.endAtWaveEndIdle)
+		if !g.ps.rules.noLateWaveAttrib {
 			w.retranslate(&g.regs.code)
 		}
 		g.waves[waveIndex(uint64(simd), slot)] = nil
@@ -699,16 +699,16 @@ func (w *wave) waitFrom(ti, c int64) {
 	w.stateStart = ti + c
 }
 
-// complete ends a wave at token time t (newest: t+4, current state;
-// 0.1.6: t, IDLE).
-func (w *wave) complete(t int64, old bool) {
+// complete ends a wave at token time t: at t+4 in the current state, or
+// under endAtWaveEndIdle (A.3 item 1) at t in an IDLE segment.
+func (w *wave) complete(t int64, endAtWaveEndIdle bool) {
 	e, last := t+4, w.curState
-	if old {
+	if endAtWaveEndIdle {
 		e, last = t, wire.StateIdle
 	}
 	// 0.1.6 also closes the timeline of a wave without instructions (one
 	// IDLE segment; real trace gfx950_gemm_0, shader engine 2).
-	if (old || len(w.insts) > 0 && len(w.timeline) > 0) && e > w.stateStart {
+	if (endAtWaveEndIdle || len(w.insts) > 0 && len(w.timeline) > 0) && e > w.stateStart {
 		w.timeline = append(w.timeline, wire.WaveState{Type: last, Duration: int32(e - w.stateStart)})
 	}
 	w.curState = wire.StateEmpty
@@ -825,7 +825,7 @@ func (g *gfx9) inst(v uint64, off, now int64) error {
 	if k < len(w.lastOfType) {
 		w.lastOfType[k] = j + 1
 	}
-	if k == instOtherMsg && g.ps.old {
+	if k == instOtherMsg && g.ps.rules.dropOtherMsg {
 		// 0.1.6 deletes an OTHER_MSG like a dropped type (so the
 		// issue indices after it go stale) but remembers its time, for
 		// a following IMMED and for the wave's end (programEnd016).
@@ -952,7 +952,7 @@ func (g *gfx9) userData3(data uint32, now int64) error {
 				rt.remaining = 3
 			}
 		case opRTTimestampLo:
-			if g.ps.old {
+			if g.ps.rules.noRTTimestampLo {
 				rt.op = 0 // added after 0.1.6: an unknown packet there
 				break
 			}
@@ -991,10 +991,7 @@ func (g *gfx9) shaderData(t token, now int64) error {
 	v := t.v
 	cu, slot, simd := uint8(v>>6&0xF), v>>10&0xF, uint8(v>>14&3)
 	g.sd = append(g.sd, wire.ShaderData{Time: now, Value: v >> 16 & 0xFFFFFFFF, CU: cu, SIMD: simd, WaveID: uint8(slot)})
-	if len(g.sd) >= shaderDataFlush || g.ps.old && len(g.sd) > shaderDataFlush {
-		if g.ps.old && len(g.sd) == shaderDataFlush {
-			return nil // 0.1.6 flushes once more than 65536 are pending
-		}
+	if n := len(g.sd); n > shaderDataFlush || n == shaderDataFlush && !g.ps.rules.shaderData65537 {
 		err := g.em.shaderData(g.sd)
 		g.sd = g.sd[:0]
 		return err

@@ -12,7 +12,7 @@ var errNoLineAfter016 = errors.New("the stitcher needs the line after the last o
 // fails with errNoLineAfter016 where 0.1.6 fails.
 func (ps *parseState) stitchGFX9(w *wave) (int, error) {
 	s := newWalk(ps.cache, w)
-	s.pairBarrier = !ps.old
+	s.pairBarrier = !ps.rules.noBarrierPCPair
 	ins, n := s.ins, len(s.ins)
 	for s.running() {
 		if !s.usual() {
@@ -55,7 +55,7 @@ func (ps *parseState) stitchGFX9(w *wave) (int, error) {
 			s.place(l)
 		case l.cat == lcGFX9Barrier: // no other instruction takes it
 			s.fails++
-		case ps.old && i+1 < n && s.next == nil && uint8(ins[i+1].Category) == l.cat:
+		case ps.rules.failNoLineAfter && i+1 < n && s.next == nil && uint8(ins[i+1].Category) == l.cat:
 			// 0.1.6 looks up the line after l to try the swap below,
 			// and fails when it cannot.
 			return i, errNoLineAfter016

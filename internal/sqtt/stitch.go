@@ -342,7 +342,7 @@ func (ps *parseState) finishWave(w *wave, consumed int) error {
 	}
 	for i := range w.insts {
 		w.insts[i].Stall &= 0xFFFFFF
-		if ps.old && uint8(w.insts[i].Category) == catUnfinished {
+		if ps.rules.placeholderNone && uint8(w.insts[i].Category) == catUnfinished {
 			// As 0.1.6 reports them (A.4 item 8.2): category 16 when the
 			// stitcher gave the entry a PC, else NONE.
 			w.insts[i].Category = wire.CatNone
