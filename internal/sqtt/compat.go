@@ -81,6 +81,25 @@ type rules struct {
 	shaderData65537    bool // A.4 item 8.4: shader data is flushed once more than 65536 records are pending
 	time46             bool // A.4 item 8.5: a TIME after a TIME_RESET is read in 46-bit two's complement
 	decodeCutGFX9Token bool // A.4 item 8.6: a token the end of the buffer cuts is decoded, its missing bytes zero
+
+	// RDNA (A.3 items 3, 4; A.4 items 1 to 7).
+	emitAtWaveEnd     bool // A.3 item 4, A.4 item 7.1: a target wave is emitted at its WAVE_END token
+	noBarrierExt      bool // A.3 item 3, A.4 item 7.6: no gfx10/gfx11 barrier extension (2.3.6 bx)
+	wave64Double      bool // A.4 item 2 (R6): the w64 bit doubles an INST's or VALU_INST's cycles
+	dpRateZero        bool // A.4 item 6 (W2): a DPRate field of 0 is dp rate 0
+	instTables016     bool // A.4 item 6 (W2): 0.1.6's gfx11 and gfx12 instruction tables (2.4)
+	waveStartExtDelta bool // A.4 item 7.2: WAVE_START_EXT is a time delta only
+	noContextInst     bool // A.4 item 7.3: no CONTEXT instruction for a context save or a trap
+	noLostEnd         bool // A.4 item 7.4: no occupancy END for a wave whose end a packet loss hid
+	noEmptySlotEnd    bool // A.4 item 7.5: a target WAVE_END with an empty slot makes no occupancy record
+	dropZeroRealtime  bool // A.4 item 7.8: a gfx11 or gfx12 realtime sample of 0 is ignored
+	immedSkipsNoSMEM  bool // A.4 item 7.9: the stitcher's IMMED rescue does not skip SMEM lines
+	gfx12ReadToEnd    bool // A.4 item 7.10: gfx12 is read to the end of the buffer, bits past it zero
+	zeroRunEnd        bool // A.4 item 7.11: gfx10/gfx11 stop at 64 zero bits followed by fewer than 9 bytes
+	closeInTrap       bool // A.4 item 7.12: the closing MESSAGE is added in a trap or context save too
+	tailReorder016    bool // A.4 item 7.13: gfx10/gfx11 reorder the reader's tail as 0.1.6 does
+	nibble0111Token   bool // A.4 item 7.14: the prefix nibble 0111 starts an 8-bit token
+	endAtNoneInst     bool // A.4 item 7.15: an incomplete wave ends no earlier than its last INST of no category
 }
 
 // compatRules is the table of each Compat's rules.
@@ -104,6 +123,24 @@ var compatRules = [...]rules{
 		shaderData65537:    true,
 		time46:             true,
 		decodeCutGFX9Token: true,
+
+		emitAtWaveEnd:     true,
+		noBarrierExt:      true,
+		wave64Double:      true,
+		dpRateZero:        true,
+		instTables016:     true,
+		waveStartExtDelta: true,
+		noContextInst:     true,
+		noLostEnd:         true,
+		noEmptySlotEnd:    true,
+		dropZeroRealtime:  true,
+		immedSkipsNoSMEM:  true,
+		gfx12ReadToEnd:    true,
+		zeroRunEnd:        true,
+		closeInTrap:       true,
+		tailReorder016:    true,
+		nibble0111Token:   true,
+		endAtNoneInst:     true,
 	},
 }
 

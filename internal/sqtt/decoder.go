@@ -50,7 +50,8 @@ type Decoder struct {
 	// wave is emitted, waves finished at a WAVE_END are not attributed
 	// late, unresolved placeholders read NONE, shader data comes in
 	// batches of 65537. The real traces of ../shared/real decode to the
-	// library's records exactly with it (real_test.go).
+	// library's records exactly with it (real_test.go). Each difference is
+	// a named rule of compat.go's table (rules), citing its spec item.
 	Compat Compat
 	// Ended, when not nil, is called once a Decode has read the whole
 	// trace without an error, with how the trace ended: its length,
@@ -144,7 +145,6 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		em:    emitter{emit: emit},
 		cache: newISACache(p, arch.GFXIP),
 		limit: d.PoolLimit,
-		old:   d.Compat == Lib016,
 		rules: d.Compat.rules(),
 	}
 	ps.em.rules = ps.rules
@@ -189,7 +189,6 @@ type parseState struct {
 	sentIncomplete bool // INFO WAVE_INCOMPLETE
 	sentStitch     bool // INFO STITCH_INCOMPLETE
 	sentRTFreq     bool
-	old            bool  // Decoder.Compat == Lib016
 	rules          rules // Decoder.Compat's rules
 	cutBits        int   // bits of the last token beyond the end of the buffer (1.7)
 }

@@ -856,9 +856,9 @@ func (g *gfx9) inst(v uint64, off, now int64) error {
 		w.lastOfType[o] = 0
 		if x > 0 && x < n && x < j {
 			X := &w.insts[x-1]
-			old := X.Duration
+			was := X.Duration
 			X.Duration = int32(max(int64(X.Duration), now+4-X.Time))
-			X.Stall += uint32(X.Duration - old)
+			X.Stall += uint32(X.Duration - was)
 		}
 		w.insts = append(w.insts[:j], w.insts[j+1:]...)
 		return nil

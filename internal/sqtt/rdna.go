@@ -104,11 +104,11 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 		dprate: 1, derate: 1, prevPos: -1 << 40, rtLimit: max(ps.limit, realtimeFlush)}
 	switch a.GFXIP {
 	case 10:
-		r.gen, r.table = 10, pick(ps.old, gfx10Table016, gfx10Table)
+		r.gen, r.table = 10, pick(ps.rules.nibble0111Token, gfx10Table016, gfx10Table)
 	case 11:
-		r.gen, r.table = 11, pick(ps.old, gfx11Table016, gfx11Table)
+		r.gen, r.table = 11, pick(ps.rules.nibble0111Token, gfx11Table016, gfx11Table)
 	default:
-		r.gen, r.table = 12, pick(ps.old, gfx12Table016, gfx12Table)
+		r.gen, r.table = 12, pick(ps.rules.nibble0111Token, gfx12Table016, gfx12Table)
 	}
 	for i, e := range r.table {
 		r.packed[i] = uint64(e.typ) | uint64(e.bits)<<8 | uint64(e.tb)<<16 | (1<<e.tw-1)<<32
@@ -118,9 +118,9 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 	return r
 }
 
-// pick is old016 under Compat Lib016, else newest.
-func pick[T any](old bool, old016, newest T) T {
-	if old {
+// pick is old016 when rule holds, else newest.
+func pick[T any](rule bool, old016, newest T) T {
+	if rule {
 		return old016
 	}
 	return newest
@@ -130,11 +130,11 @@ func (r *rdna) setInsts() {
 	switch {
 	case r.version <= 2:
 		r.insts = gfx10Insts
-	case r.version == 3 && r.ps.old:
+	case r.version == 3 && r.ps.rules.instTables016:
 		r.insts = gfx11Insts016
 	case r.version == 3:
 		r.insts = gfx11Insts
-	case r.ps.old:
+	case r.ps.rules.instTables016:
 		r.insts = gfx12Insts016
 	default:
 		r.insts = gfx12Insts
@@ -251,7 +251,7 @@ func (r *rdna) read() error {
 			if r.eof {
 				// 0.1.6 reads gfx12 to the end too, bits past it as
 				// zero (A.4 item 7.10).
-				if r.gen >= 12 && !r.ps.old && r.pos+64 > total || r.pos >= total {
+				if r.gen >= 12 && !r.ps.rules.gfx12ReadToEnd && r.pos+64 > total || r.pos >= total {
 					r.tailCut(total, q)
 					return nil
 				}
@@ -275,7 +275,7 @@ func (r *rdna) read() error {
 		}
 		e := table[w&0xFF]
 		if e.typ == rNop {
-			if w == 0 && r.ps.old && r.gen <= 11 && r.eof && r.pos%8 == 0 && (r.bufOff+int64(len(r.buf)))*8-r.pos < 64+72 {
+			if w == 0 && r.ps.rules.zeroRunEnd && r.gen <= 11 && r.eof && r.pos%8 == 0 && (r.bufOff+int64(len(r.buf)))*8-r.pos < 64+72 {
 				// 0.1.6 takes 64 zero bits at a byte boundary
 				// followed by fewer than 9 bytes as the end padding
 				// (A.4 item 7.11).
@@ -299,7 +299,7 @@ func (r *rdna) read() error {
 			if e.typ == rWaveStartExt && r.gen >= 12 {
 				r.extSkip = true
 			}
-			if e.typ == rWaveStartExt && r.ps.old {
+			if e.typ == rWaveStartExt && r.ps.rules.waveStartExtDelta {
 				// 0.1.6 reads the pattern as a time delta only (2.3.4).
 				break
 			}
@@ -356,7 +356,7 @@ func (r *rdna) scan(fast int64) error {
 				break block
 			case rWaveStartExt:
 				extSkip = r.gen >= 12
-				if r.ps.old {
+				if r.ps.rules.waveStartExtDelta {
 					break // 0.1.6 reads the pattern as a time delta only (2.3.4)
 				}
 				toks[n] = rdnaTok{v: w, t: clock, typ: typ}
@@ -462,7 +462,7 @@ func (r *rdna) timestamp(w uint64, tail bool) {
 // Under Compat Lib016 a gfx11 or gfx12 sample of value 0 is ignored, as 0.1.6
 // does (A.4 item 7.8).
 func (r *rdna) rtSample(v uint64, tail bool) {
-	if v == 0 && r.ps.old && r.gen >= 11 {
+	if v == 0 && r.ps.rules.dropZeroRealtime && r.gen >= 11 {
 		return
 	}
 	if n := len(r.realtime); n > 0 && (r.gen >= 12) != tail {
@@ -486,7 +486,7 @@ func (r *rdna) deliver(t rdnaTok, tail bool) error {
 	if t.typ == rWaveReady {
 		t.t--
 	}
-	if tail && r.ps.old {
+	if tail && r.ps.rules.tailReorder016 {
 		return r.deliverTail016(t)
 	}
 	return r.enqueue(t)
@@ -623,7 +623,7 @@ func (r *rdna) handle(t *rdnaTok) error {
 		}
 		w.end = now
 		cycles := m.cycles
-		if w64 && r.ps.old {
+		if w64 && r.ps.rules.wave64Double {
 			// Wave64 under 0.1.6: two passes, twice the cycles
 			// (other-SIMD records and the trap's CONTEXT are not
 			// doubled). The newest source parses the bit and ignores
@@ -657,7 +657,7 @@ func (r *rdna) handle(t *rdnaTok) error {
 			return nil
 		}
 		in := wire.Instruction{Time: now, Category: wire.CatVALU, Duration: 1}
-		if v>>6&1 != 0 && r.ps.old {
+		if v>>6&1 != 0 && r.ps.rules.wave64Double {
 			in.Duration = 2 // a wave64 instruction takes two passes under 0.1.6
 		}
 		if w.curState == wire.StateStall && w.stateStart < now {
@@ -759,7 +759,7 @@ func (r *rdna) header(v uint64) {
 	if dpr != 0 {
 		r.dprate = 1 << (dpr - 1)
 	}
-	if r.ps.old && dpr == 0 {
+	if r.ps.rules.dpRateZero && dpr == 0 {
 		r.dprate = 0 // 0.1.6 reads a DPRate of 0 as rate 0
 	}
 	r.derate = 1 << (v >> 33 & 7)
@@ -850,7 +850,7 @@ func (r *rdna) instSpecial(w *rwave, now int64, code uint64, m *rdnaScaled) bool
 		w.extendContext(now)
 		return true
 	case codeTrap:
-		if !r.ps.old { // 0.1.6 records no CONTEXT instruction for a trap
+		if !r.ps.rules.noContextInst {
 			w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 1})
 		}
 		w.trap = trapStandby
@@ -862,12 +862,12 @@ func (r *rdna) instSpecial(w *rwave, now int64, code uint64, m *rdnaScaled) bool
 	switch m.cat {
 	case wire.CatImmed:
 		r.immediate(w, now)
-		if r.version <= 3 && !r.ps.old { // 0.1.6 has no barrier extension (A.3 item 3)
+		if r.version <= 3 && !r.ps.rules.noBarrierExt {
 			w.barrierExt = true
 		}
 		return true
 	case wire.CatNone:
-		if r.ps.old {
+		if r.ps.rules.endAtNoneInst {
 			w.lastNone = now
 		}
 		return true
@@ -928,11 +928,11 @@ func (r *rdna) newPC(w *rwave, t int64, addr uint64) {
 
 // complete ends a wave at token time t (2.3.6). The closing MESSAGE, from
 // the end of the last instruction to t, needs the wave out of a trap or
-// context save; 0.1.6 (old) adds it in any state (A.4 item 7.12).
-func (w *rwave) complete(t int64, old bool) {
+// context save, unless closeInTrap (A.4 item 7.12).
+func (w *rwave) complete(t int64, closeInTrap bool) {
 	w.setState(wire.StateEmpty, t)
 	w.end, w.ended = t, true
-	if n := len(w.insts); n > 0 && (w.trap == trapRestored || old) {
+	if n := len(w.insts); n > 0 && (w.trap == trapRestored || closeInTrap) {
 		if e := end(&w.insts[n-1]); e < t {
 			w.insts = append(w.insts, wire.Instruction{Time: e, Category: wire.CatMessage, Duration: int32(t - e)})
 		}
@@ -1017,7 +1017,7 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 			if w.contexts < 255 {
 				w.contexts++
 			}
-			if !r.ps.old { // nor for a context save
+			if !r.ps.rules.noContextInst {
 				w.insts = append(w.insts, wire.Instruction{Time: now, Category: wire.CatContext, Duration: 1})
 			}
 		}
@@ -1054,7 +1054,7 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 		return r.occFull(false)
 	}
 	o := r.occSlot(key)
-	if lost && o.running && !r.ps.old { // 0.1.6 has no such END
+	if lost && o.running && !r.ps.rules.noLostEnd {
 		r.occ = append(r.occ, wire.Occupancy{Time: uint64(now - 1), CU: cu, SIMD: simd, WaveID: slot})
 	}
 	o.running, o.pc = true, pc
@@ -1100,14 +1100,14 @@ func (r *rdna) waveEnd(t rdnaTok) error {
 	}
 	cu := sa<<7 + wgp
 	if cu == r.target && simd == r.targetSIMD {
-		if r.ps.old && len(r.slots[slot]) == 0 {
+		if r.ps.rules.noEmptySlotEnd && len(r.slots[slot]) == 0 {
 			// 0.1.6, as on gfx9 (2.2.6): a target wave end with an empty
 			// slot leaves no occupancy either.
 			return nil
 		}
 		if w := r.top(uint64(slot)); w != nil {
-			w.complete(now, r.ps.old)
-			if r.ps.old {
+			w.complete(now, r.ps.rules.closeInTrap)
+			if r.ps.rules.emitAtWaveEnd {
 				// 0.1.6 emits a wave at its WAVE_END (A.3 item 4; real
 				// traces gfx1100_gemm_0 and gfx1200_gemm_0, where waves
 				// come in the order they end).

@@ -54,8 +54,7 @@ func (ps *parseState) stitchRDNA(w *wave) int {
 				I.Duration = d
 			}
 			s.place(l)
-		case ic == catImmed && skippable(l.cat) && !(ps.old && l.cat == lcSMEM):
-			// (0.1.6 does not skip SMEM lines for an IMMED: A.4 item 7.9.)
+		case ic == catImmed && skippable(l.cat) && !(ps.rules.immedSkipsNoSMEM && l.cat == lcSMEM):
 			s.place(l)
 			skippedImmed++
 		case strings.HasPrefix(l.text, "s_waitcnt") && skippedImmed > 0:
@@ -125,21 +124,21 @@ type barrierWait struct{ t, d int64 }
 // stitcher found without a token, and a WAIT segment for it in the
 // timeline (3.6).
 func insertBarrierWaits(w *wave) {
-	old := w.insts
-	out := make([]wire.Instruction, 0, len(old)+len(w.gaps))
+	in := w.insts
+	out := make([]wire.Instruction, 0, len(in)+len(w.gaps))
 	var waits []barrierWait
 	prev, copied := 0, 0
 	for _, g := range w.gaps {
-		if g.idx <= prev || g.idx > len(old) {
+		if g.idx <= prev || g.idx > len(in) {
 			continue
 		}
 		prev = g.idx
-		out = append(out, old[copied:g.idx]...)
+		out = append(out, in[copied:g.idx]...)
 		copied = g.idx
-		t := end(&old[g.idx-1])
+		t := end(&in[g.idx-1])
 		bw := wire.Instruction{Category: wire.CatImmed, Time: t, PC: g.pc}
-		if g.idx < len(old) {
-			nx := &old[g.idx]
+		if g.idx < len(in) {
+			nx := &in[g.idx]
 			if nx.Time == t && nx.Duration > 1 {
 				nx.Time++
 				nx.Duration--
@@ -149,7 +148,7 @@ func insertBarrierWaits(w *wave) {
 		out = append(out, bw)
 		waits = append(waits, barrierWait{t, int64(bw.Duration)})
 	}
-	w.insts = append(out, old[copied:]...)
+	w.insts = append(out, in[copied:]...)
 
 	tl := make([]wire.WaveState, 0, len(w.timeline)+2*len(waits))
 	start, k := w.begin, 0
