@@ -22,6 +22,7 @@ import (
 )
 
 const (
+	rHandled        = 0xFF // a token of scan's block handled early (deliverBlock)
 	rdnaSlots       = 32
 	otherSIMDFlush  = 65536
 	realtimeFlush   = 65536
@@ -375,7 +376,7 @@ func (r *rdna) scan(fast int64) error {
 				n++
 			}
 		}
-		if err := r.deliverBlock(toks[:n], r.gen >= 12); err != nil {
+		if err := r.deliverBlock(toks[:n]); err != nil {
 			return err
 		}
 		if stamp != 0 {
@@ -388,37 +389,63 @@ func (r *rdna) scan(fast int64) error {
 	return r.ctx.Err()
 }
 
-// deliverBlock delivers scan's tokens (deliver outside the reader's tail),
-// with the usual cases of enqueue written out: a later token releases the
-// queued ones, one of their time joins them.
-func (r *rdna) deliverBlock(toks []rdnaTok, gen12 bool) error {
-	var err error
+// deliverBlock delivers scan's tokens (deliver outside the reader's
+// tail). On gfx10 and gfx11 the reorder queue stays in the block while it
+// can: the queued group is toks[g:i] less the tokens handled early (an
+// earlier WAVE_READY, marked rHandled), all of time T, handled in place once
+// a later token comes; a group still open at the end of the block moves to
+// r.q, and while r.q holds tokens they go through enqueue. (A group in the
+// block is shorter than rdnaQueueTokens.)
+func (r *rdna) deliverBlock(toks []rdnaTok) error {
+	if r.gen >= 12 {
+		for i := range toks {
+			if err := r.handle(&toks[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, T, open := 0, int64(0), false
 	for i := range toks {
 		t := &toks[i]
-		if gen12 {
-			err = r.handle(t)
-		} else {
-			if t.typ == rWaveReady {
-				t.t--
+		if t.typ == rWaveReady {
+			t.t--
+		}
+		switch {
+		case len(r.q) > r.qh:
+			if t.t <= r.q[len(r.q)-1].t {
+				if err := r.enqueue(*t); err != nil {
+					return err
+				}
+				continue
 			}
-			switch q := r.q; {
-			case r.qh != 0 || len(q) == 0:
-				err = r.enqueue(*t)
-			case t.t > q[len(q)-1].t:
-				for i := range q {
-					if err = r.handle(&q[i]); err != nil {
+			if err := r.release(); err != nil {
+				return err
+			}
+			g, T, open = i, t.t, true
+		case !open:
+			g, T, open = i, t.t, true
+		case t.t > T:
+			for j := g; j < i; j++ {
+				if toks[j].typ != rHandled {
+					if err := r.handle(&toks[j]); err != nil {
 						return err
 					}
 				}
-				q[0], r.q = *t, q[:1]
-			case t.t == q[len(q)-1].t && len(q) < rdnaQueueTokens:
-				r.q = append(q, *t)
-			default:
-				err = r.enqueue(*t)
 			}
+			g, T = i, t.t
+		case t.t < T:
+			if err := r.handle(t); err != nil {
+				return err
+			}
+			t.typ = rHandled
 		}
-		if err != nil {
-			return err
+	}
+	if open {
+		for j := g; j < len(toks); j++ {
+			if toks[j].typ != rHandled {
+				r.q = append(r.q, toks[j])
+			}
 		}
 	}
 	return nil
