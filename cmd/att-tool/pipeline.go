@@ -591,12 +591,19 @@ func (p *pipeline) codeOnly(ctx context.Context, fd *capture.Found) error {
 
 // newDriver chooses the backend once (a missing library is reported once)
 // and routes the decoders' warnings: "Warning: <trace>: <text>" as
-// upstream prints them, unless ATT_SUPPRESS_WARNING is set.
+// upstream prints them, unless ATT_SUPPRESS_WARNING is set. The -j cores
+// are shared: a decode takes a second one (driver.Options.Cores) only
+// while the decodes and, without --keep-going, the writers of the runs
+// that run at the same time leave one spare.
 func (p *pipeline) newDriver() (*driver.Driver, error) {
+	atOnce := min(p.f.Jobs, len(p.tasks))
+	if !p.f.KeepGoing {
+		atOnce += min(p.f.Jobs, len(p.outs)) // decodeAndWrite
+	}
 	return driver.New(driver.Options{
 		Backend: p.f.Backend, Lib: p.f.Lib, Compat: p.f.Compat,
 		Producer: "att-tool " + cli.Version(), AnyArch: p.f.AnyArch,
-		Cores: p.f.Jobs, AtOnce: min(p.f.Jobs, len(p.tasks)),
+		Cores: p.f.Jobs, AtOnce: atOnce,
 		Warn: func(trace, text string) {
 			switch {
 			case trace == "":
