@@ -748,14 +748,18 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 // the bounds on counts and sizes.
 func setLayout(cs *C.cdec_session) {
 	l := C.cdec_session_layout(cs)
-	for t, sz := range elemSize {
-		l.size[t] = C.uint16_t(sz)
+	for t, r := range recordLayout {
+		l.size[t] = C.uint16_t(r.size)
+		if r.selfSized {
+			l.flags[t] |= C.CDEC_SELF_SIZED
+		}
+		switch {
+		case r.waves:
+			l.flags[t] |= C.CDEC_WAVES
+		case r.strings:
+			l.flags[t] |= C.CDEC_MARKERS
+		}
 	}
-	for _, t := range []wire.RecordType{wire.TypeEvent, wire.TypeDispatch, wire.TypeMarker, wire.TypeInstOtherSIMD} {
-		l.flags[t] |= C.CDEC_SELF_SIZED
-	}
-	l.flags[wire.TypeWave] |= C.CDEC_WAVES
-	l.flags[wire.TypeMarker] |= C.CDEC_MARKERS
 	l.max_records = maxRecordsPerBatch
 	l.max_bytes = maxBatchBytes
 	l.min_elem = minRawElemSize

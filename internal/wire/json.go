@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/base64"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -44,6 +43,30 @@ func (o *objBuilder) int(k string, v int64) {
 func (o *objBuilder) str(k, v string) {
 	s := len(o.scr)
 	o.scr = AppendJSONString(o.scr, v)
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, [2]int{s, len(o.scr)})
+}
+
+// bool writes a bit as 0 or 1.
+func (o *objBuilder) bool(k string, v bool) {
+	var n uint64
+	if v {
+		n = 1
+	}
+	o.uint(k, n)
+}
+
+// strOrNull writes a string, or null for a NULL pointer.
+func (o *objBuilder) strOrNull(k, v string, null bool) {
+	if null {
+		o.raw(k, []byte("null"))
+		return
+	}
+	o.str(k, v)
+}
+
+// end adds member k whose value was appended to o.scr from offset s on.
+func (o *objBuilder) end(k string, s int) {
 	o.keys = append(o.keys, k)
 	o.vals = append(o.vals, [2]int{s, len(o.scr)})
 }
@@ -132,98 +155,15 @@ func (o *objBuilder) record(dst []byte, h *Header, b *Batch, i int) []byte {
 	o.enum("type", b.Type.String())
 	o.int("se", int64(h.Trace.SE))
 	o.int("run", int64(h.Trace.Run))
-	switch b.Type {
-	case TypeGFXIP:
-		o.uint("gfxip", b.GFXIP)
-	case TypeRTFrequency:
-		o.uint("frequency", b.RTFrequency)
-	case TypeInfo:
-		o.enum("info", b.Info[i].String())
-	case TypeOccupancy:
-		r := &b.Occupancy[i]
-		o.pc("pc", r.PC)
-		o.uint("time", r.Time)
-		o.uint("cu", uint64(r.CU))
-		o.uint("simd", uint64(r.SIMD))
-		o.uint("wave_id", uint64(r.WaveID))
-		o.uint("start", b2u(r.Start))
-		o.uint("me_id", uint64(r.MEID))
-		o.uint("pipe_id", uint64(r.PipeID))
-		o.uint("is_ext", b2u(r.IsExt))
-		o.uint("workgroup_id", uint64(r.WorkgroupID))
-		o.uint("cluster_id", uint64(r.ClusterID))
-	case TypePerfEvent:
-		o.jsonPerfEvent(&b.PerfEvents[i])
-	case TypeWave:
-		w := &b.Waves[i]
-		o.uint("cu", uint64(w.CU))
-		o.uint("simd", uint64(w.SIMD))
-		o.uint("wave_id", uint64(w.WaveID))
-		o.uint("contexts", uint64(w.Contexts))
-		o.uint("dispatcher", uint64(w.Dispatcher))
-		o.uint("workgroup_id", uint64(w.WorkgroupID))
-		o.uint("cluster_id", uint64(w.ClusterID))
-		o.int("begin_time", w.BeginTime)
-		o.int("end_time", w.EndTime)
-		var tl []byte
-		tl = append(tl, '[')
-		for k, s := range w.Timeline {
-			if k > 0 {
-				tl = append(tl, ',')
-			}
-			tl = append(tl, `{"duration":`...)
-			tl = strconv.AppendInt(tl, int64(s.Duration), 10)
-			tl = append(tl, `,"type":`...)
-			tl = appendEnum(tl, s.Type.String())
-			tl = append(tl, '}')
-		}
-		tl = append(tl, ']')
-		o.raw("timeline", tl)
-		ins := make([]byte, 0, 96*len(w.Instructions)+2)
-		ins = append(ins, '[')
-		for k := range w.Instructions {
-			in := &w.Instructions[k]
-			if k > 0 {
-				ins = append(ins, ',')
-			}
-			ins = append(ins, `{"category":`...)
-			ins = appendEnum(ins, in.Category.String())
-			ins = append(ins, `,"duration":`...)
-			ins = strconv.AppendInt(ins, int64(in.Duration), 10)
-			ins = append(ins, `,"pc":`...)
-			ins = appendPC(ins, in.PC)
-			ins = append(ins, `,"stall":`...)
-			ins = strconv.AppendUint(ins, uint64(in.Stall), 10)
-			ins = append(ins, `,"time":`...)
-			ins = strconv.AppendInt(ins, in.Time, 10)
-			ins = append(ins, '}')
-		}
-		ins = append(ins, ']')
-		o.raw("instructions", ins)
-	case TypeEvent:
-		o.jsonEvent(&b.Events[i])
-	case TypeShaderData:
-		o.jsonShaderData(&b.ShaderData[i])
-	case TypeRealtime:
-		o.jsonRealtime(&b.Realtime[i])
-	case TypeInstOtherSIMD:
-		o.jsonOtherSIMD(&b.OtherSIMD[i])
-	case TypeDispatch:
-		o.jsonDispatch(&b.Dispatches[i])
-	case TypeMarker:
-		o.jsonMarker(&b.Markers[i])
-	default:
-		o.uint("count", b.Raw.Count)
-		o.uint("elem_size", b.Raw.ElemSize)
-		o.str("data", base64.StdEncoding.EncodeToString(b.Raw.Data))
-	}
+	o.jsonRecord(b, i)
 	return o.appendTo(dst)
 }
 
-func (o *objBuilder) shaderDataObject(r *ShaderData) []byte {
-	o.reset()
-	o.jsonShaderData(r)
-	return o.appendTo(nil)
+// sub returns the JSON object fill makes, for a nested record.
+func (o *objBuilder) sub(fill func(s *objBuilder)) []byte {
+	var s objBuilder
+	fill(&s)
+	return s.appendTo(nil)
 }
 
 // appendEnum writes an enum value's String(): a name as a JSON string, the
@@ -233,13 +173,6 @@ func appendEnum(b []byte, name string) []byte {
 		return AppendJSONString(b, name)
 	}
 	return append(b, name...)
-}
-
-func b2u(v bool) uint64 {
-	if v {
-		return 1
-	}
-	return 0
 }
 
 // A JSONWriter writes the JSON projection of batches, one record per line.

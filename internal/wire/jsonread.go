@@ -117,64 +117,7 @@ func parseJSONRecord(line []byte, tr *Trace, b *Batch) error {
 	tr.SE = int(o.int("se", 32))
 	tr.Run = int(o.int("run", 32))
 	b.Reset(t)
-	switch t {
-	case TypeGFXIP:
-		b.GFXIP = o.uint("gfxip", 64)
-	case TypeRTFrequency:
-		b.RTFrequency = o.uint("frequency", 64)
-	case TypeInfo:
-		b.Info = append(b.Info, Info(o.enum("info", infoNames[:], 32, false)))
-	case TypeOccupancy:
-		r := Occupancy{PC: o.pc("pc"), Time: o.uint("time", 64), CU: uint8(o.uint("cu", 8)),
-			SIMD: uint8(o.uint("simd", 8)), WaveID: uint8(o.uint("wave_id", 8)), Start: o.bit("start"),
-			MEID: uint8(o.uint("me_id", 3)), PipeID: uint8(o.uint("pipe_id", 4)), IsExt: o.bit("is_ext"),
-			WorkgroupID: uint8(o.uint("workgroup_id", 7)), ClusterID: uint8(o.uint("cluster_id", 5))}
-		b.Occupancy = append(b.Occupancy, r)
-	case TypePerfEvent:
-		var r PerfEvent
-		o.jsonPerfEvent(&r)
-		b.PerfEvents = append(b.PerfEvents, r)
-	case TypeWave:
-		if len(b.Waves) < cap(b.Waves) {
-			b.Waves = b.Waves[:1]
-		} else {
-			b.Waves = append(b.Waves, Wave{})
-		}
-		o.wave(&b.Waves[0])
-	case TypeEvent:
-		var r Event
-		o.jsonEvent(&r)
-		b.Events = append(b.Events, r)
-	case TypeShaderData:
-		var r ShaderData
-		o.jsonShaderData(&r)
-		b.ShaderData = append(b.ShaderData, r)
-	case TypeRealtime:
-		var r Realtime
-		o.jsonRealtime(&r)
-		b.Realtime = append(b.Realtime, r)
-	case TypeInstOtherSIMD:
-		var r OtherSIMD
-		o.jsonOtherSIMD(&r)
-		b.OtherSIMD = append(b.OtherSIMD, r)
-	case TypeDispatch:
-		var r Dispatch
-		o.jsonDispatch(&r)
-		b.Dispatches = append(b.Dispatches, r)
-	case TypeMarker:
-		var r Marker
-		o.jsonMarker(&r)
-		b.Markers = append(b.Markers, r)
-	default:
-		b.Raw.Count = o.uint("count", 64)
-		b.Raw.ElemSize = o.uint("elem_size", 64)
-		s, _ := o.strOrNull("data")
-		data, err := base64.StdEncoding.AppendDecode(b.Raw.Data[:0], []byte(s))
-		if err != nil {
-			o.failf("member \"data\": %v", err)
-		}
-		b.Raw.Data = data
-	}
+	o.jsonBatch(b, t)
 	return o.err
 }
 
@@ -326,35 +269,33 @@ func (o *jobj) array(k string) []any {
 	}
 }
 
-func (o *jobj) wave(w *Wave) {
-	tl, ins := w.Timeline[:0], w.Instructions[:0]
-	*w = Wave{CU: uint8(o.uint("cu", 8)), SIMD: uint8(o.uint("simd", 8)), WaveID: uint8(o.uint("wave_id", 8)),
-		Contexts: uint8(o.uint("contexts", 8)), Dispatcher: uint8(o.uint("dispatcher", 8)),
-		WorkgroupID: uint8(o.uint("workgroup_id", 8)), ClusterID: uint8(o.uint("cluster_id", 8)),
-		BeginTime: o.int("begin_time", 64), EndTime: o.int("end_time", 64)}
-	each := func(k string, f func(e *jobj)) {
-		for i, v := range o.array(k) {
-			m, ok := v.(map[string]any)
-			if !ok {
-				o.failf("member %q: element %d is not an object", k, i)
-				return
-			}
-			e := jobj{m: m}
-			f(&e)
-			if e.err != nil {
-				o.failf("member %q: element %d: %v", k, i, e.err)
-				return
-			}
+// bin returns member k, a base64 string (null or missing: none),
+// decoded and appended to dst.
+func (o *jobj) bin(k string, dst []byte) []byte {
+	s, _ := o.strOrNull(k)
+	data, err := base64.StdEncoding.AppendDecode(dst, []byte(s))
+	if err != nil {
+		o.failf("member %q: %v", k, err)
+	}
+	return data
+}
+
+// jsonElems reads member k, an array of objects, appending an element
+// read from each to dst.
+func jsonElems[T any](o *jobj, k string, dst []T, read func(*jobj, *T)) []T {
+	for i, v := range o.array(k) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			o.failf("member %q: element %d is not an object", k, i)
+			return dst
+		}
+		e := jobj{m: m}
+		dst = extend(dst)
+		read(&e, &dst[len(dst)-1])
+		if e.err != nil {
+			o.failf("member %q: element %d: %v", k, i, e.err)
+			return dst
 		}
 	}
-	each("timeline", func(e *jobj) {
-		tl = append(tl, WaveState{Type: WaveStateType(e.enum("type", stateNames[:], 32, true)),
-			Duration: int32(e.int("duration", 32))})
-	})
-	each("instructions", func(e *jobj) {
-		ins = append(ins, Instruction{Category: InstCategory(e.enum("category", categoryNames[:], 8, false)),
-			Stall: uint32(e.uint("stall", 32)), Duration: int32(e.int("duration", 32)), Time: e.int("time", 64),
-			PC: e.pc("pc")})
-	})
-	w.Timeline, w.Instructions = tl, ins
+	return dst
 }

@@ -2,6 +2,11 @@
 
 package wire
 
+import (
+	"encoding/base64"
+	"strconv"
+)
+
 // recordFields holds the names of the fields of each record's msgpack
 // array, in order (docs/wire.md §1, "Payloads").
 var recordFields = [typeLast][]string{
@@ -22,7 +27,7 @@ var timelineFields = []string{"type", "duration"}
 // instructionFields names the values of one instruction element.
 var instructionFields = []string{"category", "stall", "duration", "time", "pc.address", "pc.code_object_id"}
 
-// rawFields names the values of one raw element.
+// rawFields names the values of an unknown batch.
 var rawFields = []string{"count", "elem_size", "bin"}
 
 // appendOccupancy writes one occupancy array.
@@ -31,11 +36,11 @@ func appendOccupancy(dst []byte, v *Occupancy) []byte {
 	dst = appendUint(dst, v.PC.Address)
 	dst = appendUint(dst, v.PC.CodeObjectID)
 	dst = appendUint(dst, v.Time)
-	dst = appendUint(dst, uint64(v.Reserved))
-	dst = appendUint(dst, uint64(v.CU))
-	dst = appendUint(dst, uint64(v.SIMD))
-	dst = appendUint(dst, uint64(v.WaveID))
-	dst = appendUint(dst, uint64(v.Word()))
+	dst = appendU8(dst, v.Reserved)
+	dst = appendU8(dst, v.CU)
+	dst = appendU8(dst, v.SIMD)
+	dst = appendU8(dst, v.WaveID)
+	dst = appendU32(dst, v.Word())
 	return dst
 }
 
@@ -55,16 +60,76 @@ func (m *mpReader) readOccupancy(v *Occupancy) {
 	v.SetWord(uint32(m.un(r, "word", 32)))
 }
 
+// jsonOccupancy adds the JSON projection's members of a occupancy to o.
+func (o *objBuilder) jsonOccupancy(v *Occupancy) {
+	o.pc("pc", v.PC)
+	o.uint("time", v.Time)
+	o.uint("cu", uint64(v.CU))
+	o.uint("simd", uint64(v.SIMD))
+	o.uint("wave_id", uint64(v.WaveID))
+	o.bool("start", v.Start)
+	o.uint("me_id", uint64(v.MEID))
+	o.uint("pipe_id", uint64(v.PipeID))
+	o.bool("is_ext", v.IsExt)
+	o.uint("workgroup_id", uint64(v.WorkgroupID))
+	o.uint("cluster_id", uint64(v.ClusterID))
+}
+
+// jsonOccupancy reads the JSON projection of a occupancy: what it leaves out reads as 0.
+func (o *jobj) jsonOccupancy(v *Occupancy) {
+	v.PC = o.pc("pc")
+	v.Time = o.uint("time", 64)
+	v.Reserved = 0
+	v.CU = uint8(o.uint("cu", 8))
+	v.SIMD = uint8(o.uint("simd", 8))
+	v.WaveID = uint8(o.uint("wave_id", 8))
+	v.Start = o.bit("start")
+	v.MEID = uint8(o.uint("me_id", 3))
+	v.PipeID = uint8(o.uint("pipe_id", 4))
+	v.IsExt = o.bit("is_ext")
+	v.WorkgroupID = uint8(o.uint("workgroup_id", 7))
+	v.ClusterID = uint8(o.uint("cluster_id", 5))
+	v.ReservedBits = 0
+}
+
+// Word returns the bit-field word word as the C struct holds it.
+func (v *Occupancy) Word() uint32 {
+	var w uint32
+	if v.Start {
+		w |= 1 << 0
+	}
+	w |= uint32(v.MEID&0x7) << 1
+	w |= uint32(v.PipeID&0xf) << 4
+	if v.IsExt {
+		w |= 1 << 8
+	}
+	w |= uint32(v.WorkgroupID&0x7f) << 9
+	w |= uint32(v.ClusterID&0x1f) << 16
+	w |= uint32(v.ReservedBits&0x7ff) << 21
+	return w
+}
+
+// SetWord unpacks the bit-field word word into v.
+func (v *Occupancy) SetWord(w uint32) {
+	v.Start = w&(1<<0) != 0
+	v.MEID = uint8(w >> 1 & 0x7)
+	v.PipeID = uint8(w >> 4 & 0xf)
+	v.IsExt = w&(1<<8) != 0
+	v.WorkgroupID = uint8(w >> 9 & 0x7f)
+	v.ClusterID = uint8(w >> 16 & 0x1f)
+	v.ReservedBits = uint32(w >> 21 & 0x7ff)
+}
+
 // appendPerfEvent writes one perfevent array.
 func appendPerfEvent(dst []byte, v *PerfEvent) []byte {
 	dst = appendArrayLen(dst, 7)
 	dst = appendInt(dst, v.Time)
-	dst = appendUint(dst, uint64(v.Events[0]))
-	dst = appendUint(dst, uint64(v.Events[1]))
-	dst = appendUint(dst, uint64(v.Events[2]))
-	dst = appendUint(dst, uint64(v.Events[3]))
-	dst = appendUint(dst, uint64(v.CU))
-	dst = appendUint(dst, uint64(v.Bank))
+	dst = appendU16(dst, v.Events[0])
+	dst = appendU16(dst, v.Events[1])
+	dst = appendU16(dst, v.Events[2])
+	dst = appendU16(dst, v.Events[3])
+	dst = appendU8(dst, v.CU)
+	dst = appendU8(dst, v.Bank)
 	return dst
 }
 
@@ -83,27 +148,55 @@ func (m *mpReader) readPerfEvent(v *PerfEvent) {
 	v.Bank = uint8(m.un(r, "bank", 8))
 }
 
-// appendWaveHead writes the array header of a wave and its fields up to timeline;
-// the caller writes the rest.
-func appendWaveHead(dst []byte, v *Wave) []byte {
+// jsonPerfEvent adds the JSON projection's members of a perfevent to o.
+func (o *objBuilder) jsonPerfEvent(v *PerfEvent) {
+	o.int("time", v.Time)
+	o.uint("events0", uint64(v.Events[0]))
+	o.uint("events1", uint64(v.Events[1]))
+	o.uint("events2", uint64(v.Events[2]))
+	o.uint("events3", uint64(v.Events[3]))
+	o.uint("cu", uint64(v.CU))
+	o.uint("bank", uint64(v.Bank))
+}
+
+// jsonPerfEvent reads the JSON projection of a perfevent: what it leaves out reads as 0.
+func (o *jobj) jsonPerfEvent(v *PerfEvent) {
+	v.Time = o.int("time", 64)
+	v.Events[0] = uint16(o.uint("events0", 16))
+	v.Events[1] = uint16(o.uint("events1", 16))
+	v.Events[2] = uint16(o.uint("events2", 16))
+	v.Events[3] = uint16(o.uint("events3", 16))
+	v.CU = uint8(o.uint("cu", 8))
+	v.Bank = uint8(o.uint("bank", 8))
+}
+
+// appendWave writes one wave array.
+func appendWave(dst []byte, v *Wave) []byte {
 	dst = appendArrayLen(dst, 13)
-	dst = appendUint(dst, uint64(v.CU))
-	dst = appendUint(dst, uint64(v.SIMD))
-	dst = appendUint(dst, uint64(v.WaveID))
-	dst = appendUint(dst, uint64(v.Contexts))
-	dst = appendUint(dst, uint64(v.Dispatcher))
-	dst = appendUint(dst, uint64(v.WorkgroupID))
-	dst = appendUint(dst, uint64(v.ClusterID))
-	dst = appendUint(dst, uint64(v.Reserved))
+	dst = appendU8(dst, v.CU)
+	dst = appendU8(dst, v.SIMD)
+	dst = appendU8(dst, v.WaveID)
+	dst = appendU8(dst, v.Contexts)
+	dst = appendU8(dst, v.Dispatcher)
+	dst = appendU8(dst, v.WorkgroupID)
+	dst = appendU8(dst, v.ClusterID)
+	dst = appendU8(dst, v.Reserved)
 	dst = appendUint(dst, v.Size)
 	dst = appendInt(dst, v.BeginTime)
 	dst = appendInt(dst, v.EndTime)
+	dst = appendArrayLen(dst, 2*len(v.Timeline))
+	for i := range v.Timeline {
+		dst = appendWaveState(dst, &v.Timeline[i])
+	}
+	dst = appendArrayLen(dst, 6*len(v.Instructions))
+	for i := range v.Instructions {
+		dst = appendInstruction(dst, &v.Instructions[i])
+	}
 	return dst
 }
 
-// readWaveHead reads the array header of a wave and its fields up to timeline;
-// the caller reads the rest when m.err is nil.
-func (m *mpReader) readWaveHead(v *Wave) {
+// readWave reads one wave array, checking every width.
+func (m *mpReader) readWave(v *Wave) {
 	if !m.wantArray("wave", 13) {
 		return
 	}
@@ -119,6 +212,48 @@ func (m *mpReader) readWaveHead(v *Wave) {
 	v.Size = m.un(r, "size", 64)
 	v.BeginTime = m.in(r, "begin_time", 64)
 	v.EndTime = m.in(r, "end_time", 64)
+	v.Timeline = m.readWaveStates(v.Timeline[:0])
+	v.Instructions = m.readInstructions(v.Instructions[:0])
+}
+
+// jsonWave adds the JSON projection's members of a wave to o.
+func (o *objBuilder) jsonWave(v *Wave) {
+	o.uint("cu", uint64(v.CU))
+	o.uint("simd", uint64(v.SIMD))
+	o.uint("wave_id", uint64(v.WaveID))
+	o.uint("contexts", uint64(v.Contexts))
+	o.uint("dispatcher", uint64(v.Dispatcher))
+	o.uint("workgroup_id", uint64(v.WorkgroupID))
+	o.uint("cluster_id", uint64(v.ClusterID))
+	o.int("begin_time", v.BeginTime)
+	o.int("end_time", v.EndTime)
+	{
+		s := len(o.scr)
+		o.scr = appendJSONWaveStates(o.scr, v.Timeline)
+		o.end("timeline", s)
+	}
+	{
+		s := len(o.scr)
+		o.scr = appendJSONInstructions(o.scr, v.Instructions)
+		o.end("instructions", s)
+	}
+}
+
+// jsonWave reads the JSON projection of a wave: what it leaves out reads as 0.
+func (o *jobj) jsonWave(v *Wave) {
+	v.CU = uint8(o.uint("cu", 8))
+	v.SIMD = uint8(o.uint("simd", 8))
+	v.WaveID = uint8(o.uint("wave_id", 8))
+	v.Contexts = uint8(o.uint("contexts", 8))
+	v.Dispatcher = uint8(o.uint("dispatcher", 8))
+	v.WorkgroupID = uint8(o.uint("workgroup_id", 8))
+	v.ClusterID = uint8(o.uint("cluster_id", 8))
+	v.Reserved = 0
+	v.Size = 0
+	v.BeginTime = o.int("begin_time", 64)
+	v.EndTime = o.int("end_time", 64)
+	v.Timeline = jsonElems(o, "timeline", v.Timeline[:0], (*jobj).jsonWaveState)
+	v.Instructions = jsonElems(o, "instructions", v.Instructions[:0], (*jobj).jsonInstruction)
 }
 
 // appendEvent writes one event array.
@@ -126,10 +261,10 @@ func appendEvent(dst []byte, v *Event) []byte {
 	dst = appendArrayLen(dst, 8)
 	dst = appendUint(dst, v.Size)
 	dst = appendInt(dst, v.Time)
-	dst = appendInt(dst, int64(v.Type))
-	dst = appendUint(dst, uint64(v.MEID))
-	dst = appendUint(dst, uint64(v.PipeID))
-	dst = appendUint(dst, uint64(v.Flags))
+	dst = appendI32(dst, int32(v.Type))
+	dst = appendU8(dst, v.MEID)
+	dst = appendU8(dst, v.PipeID)
+	dst = appendU16(dst, v.Flags)
 	dst = appendUint(dst, v.Payload)
 	dst = appendUint(dst, v.ByteOffset)
 	return dst
@@ -151,16 +286,39 @@ func (m *mpReader) readEvent(v *Event) {
 	v.ByteOffset = m.un(r, "byte_offset", 64)
 }
 
+// jsonEvent adds the JSON projection's members of a event to o.
+func (o *objBuilder) jsonEvent(v *Event) {
+	o.int("time", v.Time)
+	o.enum("event_type", v.Type.String())
+	o.uint("me_id", uint64(v.MEID))
+	o.uint("pipe_id", uint64(v.PipeID))
+	o.uint("flags", uint64(v.Flags))
+	o.uint("payload", v.Payload)
+	o.uint("byte_offset", v.ByteOffset)
+}
+
+// jsonEvent reads the JSON projection of a event: what it leaves out reads as 0.
+func (o *jobj) jsonEvent(v *Event) {
+	v.Size = 0
+	v.Time = o.int("time", 64)
+	v.Type = EventType(o.enum("event_type", eventNames[:], 32, true))
+	v.MEID = uint8(o.uint("me_id", 8))
+	v.PipeID = uint8(o.uint("pipe_id", 8))
+	v.Flags = uint16(o.uint("flags", 16))
+	v.Payload = o.uint("payload", 64)
+	v.ByteOffset = o.uint("byte_offset", 64)
+}
+
 // appendShaderData writes one shaderdata array.
 func appendShaderData(dst []byte, v *ShaderData) []byte {
 	dst = appendArrayLen(dst, 7)
 	dst = appendInt(dst, v.Time)
 	dst = appendUint(dst, v.Value)
-	dst = appendUint(dst, uint64(v.CU))
-	dst = appendUint(dst, uint64(v.SIMD))
-	dst = appendUint(dst, uint64(v.WaveID))
-	dst = appendUint(dst, uint64(v.Flags))
-	dst = appendUint(dst, uint64(v.Reserved))
+	dst = appendU8(dst, v.CU)
+	dst = appendU8(dst, v.SIMD)
+	dst = appendU8(dst, v.WaveID)
+	dst = appendU8(dst, v.Flags)
+	dst = appendU32(dst, v.Reserved)
 	return dst
 }
 
@@ -177,6 +335,27 @@ func (m *mpReader) readShaderData(v *ShaderData) {
 	v.WaveID = uint8(m.un(r, "wave_id", 8))
 	v.Flags = uint8(m.un(r, "flags", 8))
 	v.Reserved = uint32(m.un(r, "reserved", 32))
+}
+
+// jsonShaderData adds the JSON projection's members of a shaderdata to o.
+func (o *objBuilder) jsonShaderData(v *ShaderData) {
+	o.int("time", v.Time)
+	o.uint("value", v.Value)
+	o.uint("cu", uint64(v.CU))
+	o.uint("simd", uint64(v.SIMD))
+	o.uint("wave_id", uint64(v.WaveID))
+	o.uint("flags", uint64(v.Flags))
+}
+
+// jsonShaderData reads the JSON projection of a shaderdata: what it leaves out reads as 0.
+func (o *jobj) jsonShaderData(v *ShaderData) {
+	v.Time = o.int("time", 64)
+	v.Value = o.uint("value", 64)
+	v.CU = uint8(o.uint("cu", 8))
+	v.SIMD = uint8(o.uint("simd", 8))
+	v.WaveID = uint8(o.uint("wave_id", 8))
+	v.Flags = uint8(o.uint("flags", 8))
+	v.Reserved = 0
 }
 
 // appendRealtime writes one realtime array.
@@ -199,14 +378,27 @@ func (m *mpReader) readRealtime(v *Realtime) {
 	v.Reserved = m.un(r, "reserved", 64)
 }
 
+// jsonRealtime adds the JSON projection's members of a realtime to o.
+func (o *objBuilder) jsonRealtime(v *Realtime) {
+	o.int("shader_clock", v.ShaderClock)
+	o.uint("realtime_clock", v.RealtimeClock)
+}
+
+// jsonRealtime reads the JSON projection of a realtime: what it leaves out reads as 0.
+func (o *jobj) jsonRealtime(v *Realtime) {
+	v.ShaderClock = o.int("shader_clock", 64)
+	v.RealtimeClock = o.uint("realtime_clock", 64)
+	v.Reserved = 0
+}
+
 // appendOtherSIMD writes one inst_other_simd array.
 func appendOtherSIMD(dst []byte, v *OtherSIMD) []byte {
 	dst = appendArrayLen(dst, 5)
 	dst = appendUint(dst, v.Size)
 	dst = appendInt(dst, v.Time)
-	dst = appendUint(dst, uint64(v.Cycles))
-	dst = appendUint(dst, uint64(v.WGP))
-	dst = appendUint(dst, uint64(v.Category))
+	dst = appendU16(dst, v.Cycles)
+	dst = appendU8(dst, v.WGP)
+	dst = appendU8(dst, uint8(v.Category))
 	return dst
 }
 
@@ -223,21 +415,38 @@ func (m *mpReader) readOtherSIMD(v *OtherSIMD) {
 	v.Category = InstCategory(m.un(r, "category", 8))
 }
 
+// jsonOtherSIMD adds the JSON projection's members of a inst_other_simd to o.
+func (o *objBuilder) jsonOtherSIMD(v *OtherSIMD) {
+	o.int("time", v.Time)
+	o.uint("cycles", uint64(v.Cycles))
+	o.uint("wgp", uint64(v.WGP))
+	o.enum("category", v.Category.String())
+}
+
+// jsonOtherSIMD reads the JSON projection of a inst_other_simd: what it leaves out reads as 0.
+func (o *jobj) jsonOtherSIMD(v *OtherSIMD) {
+	v.Size = 0
+	v.Time = o.int("time", 64)
+	v.Cycles = uint16(o.uint("cycles", 16))
+	v.WGP = uint8(o.uint("wgp", 8))
+	v.Category = InstCategory(o.enum("category", categoryNames[:], 8, false))
+}
+
 // appendDispatch writes one dispatch array.
 func appendDispatch(dst []byte, v *Dispatch) []byte {
 	dst = appendArrayLen(dst, 16)
 	dst = appendUint(dst, v.Size)
 	dst = appendInt(dst, v.Time)
-	dst = appendUint(dst, uint64(v.MEID))
-	dst = appendUint(dst, uint64(v.PipeID))
-	dst = appendUint(dst, uint64(v.UserSGPRs))
-	dst = appendInt(dst, int64(v.Flags))
-	dst = appendUint(dst, uint64(v.VGPRs))
-	dst = appendUint(dst, uint64(v.SGPRs))
-	dst = appendUint(dst, uint64(v.LDSSize))
-	dst = appendUint(dst, uint64(v.ThreadDim[0]))
-	dst = appendUint(dst, uint64(v.ThreadDim[1]))
-	dst = appendUint(dst, uint64(v.ThreadDim[2]))
+	dst = appendU8(dst, v.MEID)
+	dst = appendU8(dst, v.PipeID)
+	dst = appendU16(dst, v.UserSGPRs)
+	dst = appendI32(dst, v.Flags)
+	dst = appendU32(dst, v.VGPRs)
+	dst = appendU32(dst, v.SGPRs)
+	dst = appendU32(dst, v.LDSSize)
+	dst = appendU32(dst, v.ThreadDim[0])
+	dst = appendU32(dst, v.ThreadDim[1])
+	dst = appendU32(dst, v.ThreadDim[2])
 	dst = appendUint(dst, v.DispatchPktAddr)
 	dst = appendUint(dst, v.ByteOffset)
 	dst = appendUint(dst, v.EntryPoint.Address)
@@ -269,6 +478,43 @@ func (m *mpReader) readDispatch(v *Dispatch) {
 	v.EntryPoint.CodeObjectID = m.un(r, "entry_point.code_object_id", 64)
 }
 
+// jsonDispatch adds the JSON projection's members of a dispatch to o.
+func (o *objBuilder) jsonDispatch(v *Dispatch) {
+	o.int("time", v.Time)
+	o.uint("me_id", uint64(v.MEID))
+	o.uint("pipe_id", uint64(v.PipeID))
+	o.uint("user_sgprs", uint64(v.UserSGPRs))
+	o.int("flags", int64(v.Flags))
+	o.uint("vgprs", uint64(v.VGPRs))
+	o.uint("sgprs", uint64(v.SGPRs))
+	o.uint("lds_size", uint64(v.LDSSize))
+	o.uint("thread_dim_x", uint64(v.ThreadDim[0]))
+	o.uint("thread_dim_y", uint64(v.ThreadDim[1]))
+	o.uint("thread_dim_z", uint64(v.ThreadDim[2]))
+	o.uint("dispatch_pkt_addr", v.DispatchPktAddr)
+	o.uint("byte_offset", v.ByteOffset)
+	o.pc("entry_point", v.EntryPoint)
+}
+
+// jsonDispatch reads the JSON projection of a dispatch: what it leaves out reads as 0.
+func (o *jobj) jsonDispatch(v *Dispatch) {
+	v.Size = 0
+	v.Time = o.int("time", 64)
+	v.MEID = uint8(o.uint("me_id", 8))
+	v.PipeID = uint8(o.uint("pipe_id", 8))
+	v.UserSGPRs = uint16(o.uint("user_sgprs", 16))
+	v.Flags = int32(o.int("flags", 32))
+	v.VGPRs = uint32(o.uint("vgprs", 32))
+	v.SGPRs = uint32(o.uint("sgprs", 32))
+	v.LDSSize = uint32(o.uint("lds_size", 32))
+	v.ThreadDim[0] = uint32(o.uint("thread_dim_x", 32))
+	v.ThreadDim[1] = uint32(o.uint("thread_dim_y", 32))
+	v.ThreadDim[2] = uint32(o.uint("thread_dim_z", 32))
+	v.DispatchPktAddr = o.uint("dispatch_pkt_addr", 64)
+	v.ByteOffset = o.uint("byte_offset", 64)
+	v.EntryPoint = o.pc("entry_point")
+}
+
 // appendMarker writes one marker array.
 func appendMarker(dst []byte, v *Marker) []byte {
 	dst = appendArrayLen(dst, 15)
@@ -279,14 +525,14 @@ func appendMarker(dst []byte, v *Marker) []byte {
 	dst = appendUint(dst, v.CodeObjectID)
 	dst = appendStrOrNil(dst, v.Name, v.NameNull)
 	dst = appendStrOrNil(dst, v.SourceLocation, v.SourceNull)
-	dst = appendUint(dst, uint64(v.MarkerID))
-	dst = appendUint(dst, uint64(v.RecordKind))
-	dst = appendUint(dst, uint64(v.MarkerKind))
-	dst = appendUint(dst, uint64(v.MarkerFlags))
-	dst = appendUint(dst, uint64(v.PayloadIndex))
-	dst = appendUint(dst, uint64(v.PayloadCount))
-	dst = appendInt(dst, int64(v.Delay))
-	dst = appendUint(dst, uint64(v.Reserved))
+	dst = appendU32(dst, v.MarkerID)
+	dst = appendU32(dst, uint32(v.RecordKind))
+	dst = appendU32(dst, uint32(v.MarkerKind))
+	dst = appendU32(dst, v.MarkerFlags)
+	dst = appendU32(dst, v.PayloadIndex)
+	dst = appendU32(dst, v.PayloadCount)
+	dst = appendI32(dst, v.Delay)
+	dst = appendU32(dst, v.Reserved)
 	return dst
 }
 
@@ -313,150 +559,13 @@ func (m *mpReader) readMarker(v *Marker) {
 	v.Reserved = uint32(m.un(r, "reserved", 32))
 }
 
-// jsonPerfEvent adds the JSON projection's members of a perfevent to o.
-func (o *objBuilder) jsonPerfEvent(v *PerfEvent) {
-	o.int("time", v.Time)
-	o.uint("events0", uint64(v.Events[0]))
-	o.uint("events1", uint64(v.Events[1]))
-	o.uint("events2", uint64(v.Events[2]))
-	o.uint("events3", uint64(v.Events[3]))
-	o.uint("cu", uint64(v.CU))
-	o.uint("bank", uint64(v.Bank))
-}
-
-// jsonPerfEvent reads the JSON projection of a perfevent: what it leaves out reads as 0.
-func (o *jobj) jsonPerfEvent(v *PerfEvent) {
-	v.Time = o.int("time", 64)
-	v.Events[0] = uint16(o.uint("events0", 16))
-	v.Events[1] = uint16(o.uint("events1", 16))
-	v.Events[2] = uint16(o.uint("events2", 16))
-	v.Events[3] = uint16(o.uint("events3", 16))
-	v.CU = uint8(o.uint("cu", 8))
-	v.Bank = uint8(o.uint("bank", 8))
-}
-
-// jsonEvent adds the JSON projection's members of a event to o.
-func (o *objBuilder) jsonEvent(v *Event) {
-	o.int("time", v.Time)
-	o.enum("event_type", v.Type.String())
-	o.uint("me_id", uint64(v.MEID))
-	o.uint("pipe_id", uint64(v.PipeID))
-	o.uint("flags", uint64(v.Flags))
-	o.uint("payload", v.Payload)
-	o.uint("byte_offset", v.ByteOffset)
-}
-
-// jsonEvent reads the JSON projection of a event: what it leaves out reads as 0.
-func (o *jobj) jsonEvent(v *Event) {
-	v.Time = o.int("time", 64)
-	v.Type = EventType(o.enum("event_type", eventNames[:], 32, true))
-	v.MEID = uint8(o.uint("me_id", 8))
-	v.PipeID = uint8(o.uint("pipe_id", 8))
-	v.Flags = uint16(o.uint("flags", 16))
-	v.Payload = o.uint("payload", 64)
-	v.ByteOffset = o.uint("byte_offset", 64)
-}
-
-// jsonShaderData adds the JSON projection's members of a shaderdata to o.
-func (o *objBuilder) jsonShaderData(v *ShaderData) {
-	o.int("time", v.Time)
-	o.uint("value", v.Value)
-	o.uint("cu", uint64(v.CU))
-	o.uint("simd", uint64(v.SIMD))
-	o.uint("wave_id", uint64(v.WaveID))
-	o.uint("flags", uint64(v.Flags))
-}
-
-// jsonShaderData reads the JSON projection of a shaderdata: what it leaves out reads as 0.
-func (o *jobj) jsonShaderData(v *ShaderData) {
-	v.Time = o.int("time", 64)
-	v.Value = o.uint("value", 64)
-	v.CU = uint8(o.uint("cu", 8))
-	v.SIMD = uint8(o.uint("simd", 8))
-	v.WaveID = uint8(o.uint("wave_id", 8))
-	v.Flags = uint8(o.uint("flags", 8))
-}
-
-// jsonRealtime adds the JSON projection's members of a realtime to o.
-func (o *objBuilder) jsonRealtime(v *Realtime) {
-	o.int("shader_clock", v.ShaderClock)
-	o.uint("realtime_clock", v.RealtimeClock)
-}
-
-// jsonRealtime reads the JSON projection of a realtime: what it leaves out reads as 0.
-func (o *jobj) jsonRealtime(v *Realtime) {
-	v.ShaderClock = o.int("shader_clock", 64)
-	v.RealtimeClock = o.uint("realtime_clock", 64)
-}
-
-// jsonOtherSIMD adds the JSON projection's members of a inst_other_simd to o.
-func (o *objBuilder) jsonOtherSIMD(v *OtherSIMD) {
-	o.int("time", v.Time)
-	o.uint("cycles", uint64(v.Cycles))
-	o.uint("wgp", uint64(v.WGP))
-	o.enum("category", v.Category.String())
-}
-
-// jsonOtherSIMD reads the JSON projection of a inst_other_simd: what it leaves out reads as 0.
-func (o *jobj) jsonOtherSIMD(v *OtherSIMD) {
-	v.Time = o.int("time", 64)
-	v.Cycles = uint16(o.uint("cycles", 16))
-	v.WGP = uint8(o.uint("wgp", 8))
-	v.Category = InstCategory(o.enum("category", categoryNames[:], 8, false))
-}
-
-// jsonDispatch adds the JSON projection's members of a dispatch to o.
-func (o *objBuilder) jsonDispatch(v *Dispatch) {
-	o.int("time", v.Time)
-	o.uint("me_id", uint64(v.MEID))
-	o.uint("pipe_id", uint64(v.PipeID))
-	o.uint("user_sgprs", uint64(v.UserSGPRs))
-	o.int("flags", int64(v.Flags))
-	o.uint("vgprs", uint64(v.VGPRs))
-	o.uint("sgprs", uint64(v.SGPRs))
-	o.uint("lds_size", uint64(v.LDSSize))
-	o.uint("thread_dim_x", uint64(v.ThreadDim[0]))
-	o.uint("thread_dim_y", uint64(v.ThreadDim[1]))
-	o.uint("thread_dim_z", uint64(v.ThreadDim[2]))
-	o.uint("dispatch_pkt_addr", v.DispatchPktAddr)
-	o.uint("byte_offset", v.ByteOffset)
-	o.pc("entry_point", v.EntryPoint)
-}
-
-// jsonDispatch reads the JSON projection of a dispatch: what it leaves out reads as 0.
-func (o *jobj) jsonDispatch(v *Dispatch) {
-	v.Time = o.int("time", 64)
-	v.MEID = uint8(o.uint("me_id", 8))
-	v.PipeID = uint8(o.uint("pipe_id", 8))
-	v.UserSGPRs = uint16(o.uint("user_sgprs", 16))
-	v.Flags = int32(o.int("flags", 32))
-	v.VGPRs = uint32(o.uint("vgprs", 32))
-	v.SGPRs = uint32(o.uint("sgprs", 32))
-	v.LDSSize = uint32(o.uint("lds_size", 32))
-	v.ThreadDim[0] = uint32(o.uint("thread_dim_x", 32))
-	v.ThreadDim[1] = uint32(o.uint("thread_dim_y", 32))
-	v.ThreadDim[2] = uint32(o.uint("thread_dim_z", 32))
-	v.DispatchPktAddr = o.uint("dispatch_pkt_addr", 64)
-	v.ByteOffset = o.uint("byte_offset", 64)
-	v.EntryPoint = o.pc("entry_point")
-}
-
 // jsonMarker adds the JSON projection's members of a marker to o.
 func (o *objBuilder) jsonMarker(v *Marker) {
-	var sub objBuilder
-	o.raw("shaderdata", sub.shaderDataObject(&v.ShaderData))
+	o.raw("shaderdata", o.sub(func(s *objBuilder) { s.jsonShaderData(&v.ShaderData) }))
 	o.pc("kernel_entry", v.KernelEntry)
 	o.uint("code_object_id", v.CodeObjectID)
-	if v.NameNull {
-		o.raw("name", []byte("null"))
-	} else {
-		o.str("name", v.Name)
-	}
-	if v.SourceNull {
-		o.raw("source_location", []byte("null"))
-	} else {
-		o.str("source_location", v.SourceLocation)
-	}
+	o.strOrNull("name", v.Name, v.NameNull)
+	o.strOrNull("source_location", v.SourceLocation, v.SourceNull)
 	o.uint("marker_id", uint64(v.MarkerID))
 	o.enum("record_kind", v.RecordKind.String())
 	o.enum("marker_kind", v.MarkerKind.String())
@@ -468,6 +577,8 @@ func (o *objBuilder) jsonMarker(v *Marker) {
 
 // jsonMarker reads the JSON projection of a marker: what it leaves out reads as 0.
 func (o *jobj) jsonMarker(v *Marker) {
+	v.Size = 0
+	v.ShaderData = ShaderData{}
 	if sub, ok := o.object("shaderdata"); ok {
 		sub.jsonShaderData(&v.ShaderData)
 		o.fail(sub.err)
@@ -483,4 +594,481 @@ func (o *jobj) jsonMarker(v *Marker) {
 	v.PayloadIndex = uint32(o.uint("payload_index", 32))
 	v.PayloadCount = uint32(o.uint("payload_count", 32))
 	v.Delay = int32(o.int("delay", 32))
+	v.Reserved = 0
+}
+
+// appendWaveState writes the values of one timeline element.
+func appendWaveState(dst []byte, v *WaveState) []byte {
+	dst = appendI32(dst, int32(v.Type))
+	dst = appendI32(dst, v.Duration)
+	return dst
+}
+
+// readWaveStates reads the flat array of a wave's timeline (2 values per element),
+// appending the elements to dst.
+func (m *mpReader) readWaveStates(dst []WaveState) []WaveState {
+	n := m.arrayLen()
+	if n%2 != 0 {
+		m.failf("wave timeline: %d values is not a multiple of 2", n)
+		return dst
+	}
+	for i := 0; i < n/2 && m.err == nil; i++ {
+		if !slowPath {
+			var k int
+			if dst, k = m.fastWaveStates(dst, n/2-i); k > 0 {
+				i += k - 1
+				continue
+			}
+		}
+		dst = extend(dst)
+		v := &dst[len(dst)-1]
+		const r = "wave timeline"
+		v.Type = WaveStateType(m.in(r, "type", 32))
+		v.Duration = int32(m.in(r, "duration", 32))
+	}
+	return dst
+}
+
+// fastWaveStates decodes up to max timeline elements straight from the bytes bufio
+// already holds and appends them to dst. It stops before an element that
+// is not wholly buffered or has a value that is not an integer of its
+// field's width, and returns how many it decoded; the byte-wise path
+// then takes the next one, refilling the buffer or reporting the error.
+func (m *mpReader) fastWaveStates(dst []WaveState, max int) ([]WaveState, int) {
+	if m.err != nil {
+		return dst, 0
+	}
+	p, _ := m.br.Peek(m.br.Buffered())
+	off, k := 0, 0
+	for k < max {
+		o := off
+		var e WaveState
+		x, n, neg := decodeIntAt(p[o:])
+		if n == 0 || !fitsI(x, neg, 32) {
+			break
+		}
+		e.Type = WaveStateType(int64(x))
+		o += n
+		x, n, neg = decodeIntAt(p[o:])
+		if n == 0 || !fitsI(x, neg, 32) {
+			break
+		}
+		e.Duration = int32(int64(x))
+		o += n
+		dst = append(dst, e)
+		off = o
+		k++
+	}
+	m.br.Discard(off)
+	m.off += int64(off)
+	return dst, k
+}
+
+// appendJSONWaveStates appends the JSON projection of timeline elements: an array
+// of objects, their keys sorted.
+func appendJSONWaveStates(dst []byte, s []WaveState) []byte {
+	dst = append(dst, '[')
+	for i := range s {
+		v := &s[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"duration":`...)
+		dst = strconv.AppendInt(dst, int64(v.Duration), 10)
+		dst = append(dst, `,"type":`...)
+		dst = appendEnum(dst, v.Type.String())
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// jsonWaveState reads the JSON projection of a timeline: what it leaves out reads as 0.
+func (o *jobj) jsonWaveState(v *WaveState) {
+	v.Type = WaveStateType(o.enum("type", stateNames[:], 32, true))
+	v.Duration = int32(o.int("duration", 32))
+}
+
+// appendInstruction writes the values of one instruction element.
+func appendInstruction(dst []byte, v *Instruction) []byte {
+	dst = appendU8(dst, uint8(v.Category))
+	dst = appendU32(dst, v.Stall)
+	dst = appendI32(dst, v.Duration)
+	dst = appendInt(dst, v.Time)
+	dst = appendUint(dst, v.PC.Address)
+	dst = appendUint(dst, v.PC.CodeObjectID)
+	return dst
+}
+
+// readInstructions reads the flat array of a wave's instructions (6 values per element),
+// appending the elements to dst.
+func (m *mpReader) readInstructions(dst []Instruction) []Instruction {
+	n := m.arrayLen()
+	if n%6 != 0 {
+		m.failf("wave instruction: %d values is not a multiple of 6", n)
+		return dst
+	}
+	for i := 0; i < n/6 && m.err == nil; i++ {
+		if !slowPath {
+			var k int
+			if dst, k = m.fastInstructions(dst, n/6-i); k > 0 {
+				i += k - 1
+				continue
+			}
+		}
+		dst = extend(dst)
+		v := &dst[len(dst)-1]
+		const r = "wave instruction"
+		v.Category = InstCategory(m.un(r, "category", 8))
+		v.Stall = uint32(m.un(r, "stall", 32))
+		v.Duration = int32(m.in(r, "duration", 32))
+		v.Time = m.in(r, "time", 64)
+		v.PC.Address = m.un(r, "pc.address", 64)
+		v.PC.CodeObjectID = m.un(r, "pc.code_object_id", 64)
+	}
+	return dst
+}
+
+// fastInstructions decodes up to max instruction elements straight from the bytes bufio
+// already holds and appends them to dst. It stops before an element that
+// is not wholly buffered or has a value that is not an integer of its
+// field's width, and returns how many it decoded; the byte-wise path
+// then takes the next one, refilling the buffer or reporting the error.
+func (m *mpReader) fastInstructions(dst []Instruction, max int) ([]Instruction, int) {
+	if m.err != nil {
+		return dst, 0
+	}
+	p, _ := m.br.Peek(m.br.Buffered())
+	off, k := 0, 0
+	for k < max {
+		o := off
+		var e Instruction
+		x, n, neg := decodeIntAt(p[o:])
+		if n == 0 || !fitsU(x, neg, 8) {
+			break
+		}
+		e.Category = InstCategory(x)
+		o += n
+		x, n, neg = decodeIntAt(p[o:])
+		if n == 0 || !fitsU(x, neg, 32) {
+			break
+		}
+		e.Stall = uint32(x)
+		o += n
+		x, n, neg = decodeIntAt(p[o:])
+		if n == 0 || !fitsI(x, neg, 32) {
+			break
+		}
+		e.Duration = int32(int64(x))
+		o += n
+		x, n, neg = decodeIntAt(p[o:])
+		if n == 0 || !fitsI(x, neg, 64) {
+			break
+		}
+		e.Time = int64(x)
+		o += n
+		x, n, neg = decodeIntAt(p[o:])
+		if n == 0 || !fitsU(x, neg, 64) {
+			break
+		}
+		e.PC.Address = x
+		o += n
+		x, n, neg = decodeIntAt(p[o:])
+		if n == 0 || !fitsU(x, neg, 64) {
+			break
+		}
+		e.PC.CodeObjectID = x
+		o += n
+		dst = append(dst, e)
+		off = o
+		k++
+	}
+	m.br.Discard(off)
+	m.off += int64(off)
+	return dst, k
+}
+
+// appendJSONInstructions appends the JSON projection of instruction elements: an array
+// of objects, their keys sorted.
+func appendJSONInstructions(dst []byte, s []Instruction) []byte {
+	dst = append(dst, '[')
+	for i := range s {
+		v := &s[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"category":`...)
+		dst = appendEnum(dst, v.Category.String())
+		dst = append(dst, `,"duration":`...)
+		dst = strconv.AppendInt(dst, int64(v.Duration), 10)
+		dst = append(dst, `,"pc":`...)
+		dst = appendPC(dst, v.PC)
+		dst = append(dst, `,"stall":`...)
+		dst = strconv.AppendUint(dst, uint64(v.Stall), 10)
+		dst = append(dst, `,"time":`...)
+		dst = strconv.AppendInt(dst, v.Time, 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// jsonInstruction reads the JSON projection of a instruction: what it leaves out reads as 0.
+func (o *jobj) jsonInstruction(v *Instruction) {
+	v.Category = InstCategory(o.enum("category", categoryNames[:], 8, false))
+	v.Stall = uint32(o.uint("stall", 32))
+	v.Duration = int32(o.int("duration", 32))
+	v.Time = o.int("time", 64)
+	v.PC = o.pc("pc")
+}
+
+// appendRawBatch writes one unknown array.
+func appendRawBatch(dst []byte, v *Raw) []byte {
+	dst = appendArrayLen(dst, 3)
+	dst = appendUint(dst, v.Count)
+	dst = appendUint(dst, v.ElemSize)
+	dst = appendBin(dst, v.Data)
+	return dst
+}
+
+// readRawBatch reads one unknown array, checking every width.
+func (m *mpReader) readRawBatch(v *Raw) {
+	if !m.wantArray("unknown batch", 3) {
+		return
+	}
+	const r = "unknown batch"
+	v.Count = m.un(r, "count", 64)
+	v.ElemSize = m.un(r, "elem_size", 64)
+	v.Data = m.bin(v.Data[:0])
+}
+
+// jsonRawBatch adds the JSON projection's members of a unknown to o.
+func (o *objBuilder) jsonRawBatch(v *Raw) {
+	o.uint("count", v.Count)
+	o.uint("elem_size", v.ElemSize)
+	o.str("data", base64.StdEncoding.EncodeToString(v.Data))
+}
+
+// jsonRawBatch reads the JSON projection of a unknown: what it leaves out reads as 0.
+func (o *jobj) jsonRawBatch(v *Raw) {
+	v.Count = o.uint("count", 64)
+	v.ElemSize = o.uint("elem_size", 64)
+	v.Data = o.bin("data", v.Data[:0])
+}
+
+// appendPayload writes the payload of batch b (docs/wire.md §1); spill
+// takes the encoding between records once it is large.
+func appendPayload(dst []byte, b *Batch, spill spiller) []byte {
+	switch b.Type {
+	case TypeGFXIP:
+		dst = appendUint(dst, b.GFXIP)
+	case TypeOccupancy:
+		dst = appendArrayLen(dst, len(b.Occupancy))
+		for i := range b.Occupancy {
+			dst = spill.check(dst)
+			dst = appendOccupancy(dst, &b.Occupancy[i])
+		}
+	case TypePerfEvent:
+		dst = appendArrayLen(dst, len(b.PerfEvents))
+		for i := range b.PerfEvents {
+			dst = spill.check(dst)
+			dst = appendPerfEvent(dst, &b.PerfEvents[i])
+		}
+	case TypeWave:
+		dst = appendArrayLen(dst, len(b.Waves))
+		for i := range b.Waves {
+			dst = spill.check(dst)
+			dst = appendWave(dst, &b.Waves[i])
+		}
+	case TypeInfo:
+		dst = appendArrayLen(dst, len(b.Info))
+		for _, v := range b.Info {
+			dst = spill.check(dst)
+			dst = appendU32(dst, uint32(v))
+		}
+	case TypeEvent:
+		dst = appendArrayLen(dst, len(b.Events))
+		for i := range b.Events {
+			dst = spill.check(dst)
+			dst = appendEvent(dst, &b.Events[i])
+		}
+	case TypeShaderData:
+		dst = appendArrayLen(dst, len(b.ShaderData))
+		for i := range b.ShaderData {
+			dst = spill.check(dst)
+			dst = appendShaderData(dst, &b.ShaderData[i])
+		}
+	case TypeRealtime:
+		dst = appendArrayLen(dst, len(b.Realtime))
+		for i := range b.Realtime {
+			dst = spill.check(dst)
+			dst = appendRealtime(dst, &b.Realtime[i])
+		}
+	case TypeRTFrequency:
+		dst = appendUint(dst, b.RTFrequency)
+	case TypeInstOtherSIMD:
+		dst = appendArrayLen(dst, len(b.OtherSIMD))
+		for i := range b.OtherSIMD {
+			dst = spill.check(dst)
+			dst = appendOtherSIMD(dst, &b.OtherSIMD[i])
+		}
+	case TypeDispatch:
+		dst = appendArrayLen(dst, len(b.Dispatches))
+		for i := range b.Dispatches {
+			dst = spill.check(dst)
+			dst = appendDispatch(dst, &b.Dispatches[i])
+		}
+	case TypeMarker:
+		dst = appendArrayLen(dst, len(b.Markers))
+		for i := range b.Markers {
+			dst = spill.check(dst)
+			dst = appendMarker(dst, &b.Markers[i])
+		}
+	default:
+		dst = appendRawBatch(dst, &b.Raw)
+	}
+	return dst
+}
+
+// readPayload reads the payload of a batch of type t into rd's batch,
+// which was reset to that type.
+func (rd *Reader) readPayload(t RecordType) {
+	m, b := &rd.m, &rd.batch
+	switch t {
+	case TypeGFXIP:
+		b.GFXIP = m.un("gfxip", "gfxip", 64)
+	case TypeRTFrequency:
+		b.RTFrequency = m.un("rt_frequency", "frequency", 64)
+	case TypeOccupancy, TypePerfEvent, TypeWave, TypeInfo, TypeEvent, TypeShaderData, TypeRealtime, TypeInstOtherSIMD, TypeDispatch, TypeMarker:
+		rd.readRecords(t, m.arrayLen())
+	default:
+		m.readRawBatch(&b.Raw)
+	}
+}
+
+// readN appends n records of type t, an array or value per record, to b.
+func (m *mpReader) readN(b *Batch, t RecordType, n int) {
+	switch t {
+	case TypeOccupancy:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.Occupancy = extend(b.Occupancy)
+			m.readOccupancy(&b.Occupancy[len(b.Occupancy)-1])
+		}
+	case TypePerfEvent:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.PerfEvents = extend(b.PerfEvents)
+			m.readPerfEvent(&b.PerfEvents[len(b.PerfEvents)-1])
+		}
+	case TypeWave:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.Waves = extend(b.Waves)
+			m.readWave(&b.Waves[len(b.Waves)-1])
+		}
+	case TypeInfo:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.Info = append(b.Info, Info(m.un("info", "info", 32)))
+		}
+	case TypeEvent:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.Events = extend(b.Events)
+			m.readEvent(&b.Events[len(b.Events)-1])
+		}
+	case TypeShaderData:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.ShaderData = extend(b.ShaderData)
+			m.readShaderData(&b.ShaderData[len(b.ShaderData)-1])
+		}
+	case TypeRealtime:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.Realtime = extend(b.Realtime)
+			m.readRealtime(&b.Realtime[len(b.Realtime)-1])
+		}
+	case TypeInstOtherSIMD:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.OtherSIMD = extend(b.OtherSIMD)
+			m.readOtherSIMD(&b.OtherSIMD[len(b.OtherSIMD)-1])
+		}
+	case TypeDispatch:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.Dispatches = extend(b.Dispatches)
+			m.readDispatch(&b.Dispatches[len(b.Dispatches)-1])
+		}
+	case TypeMarker:
+		for i := 0; i < n && m.err == nil; i++ {
+			b.Markers = extend(b.Markers)
+			m.readMarker(&b.Markers[len(b.Markers)-1])
+		}
+	}
+}
+
+// jsonRecord adds the JSON projection's members of record i of b to o.
+func (o *objBuilder) jsonRecord(b *Batch, i int) {
+	switch b.Type {
+	case TypeGFXIP:
+		o.uint("gfxip", b.GFXIP)
+	case TypeOccupancy:
+		o.jsonOccupancy(&b.Occupancy[i])
+	case TypePerfEvent:
+		o.jsonPerfEvent(&b.PerfEvents[i])
+	case TypeWave:
+		o.jsonWave(&b.Waves[i])
+	case TypeInfo:
+		o.enum("info", b.Info[i].String())
+	case TypeEvent:
+		o.jsonEvent(&b.Events[i])
+	case TypeShaderData:
+		o.jsonShaderData(&b.ShaderData[i])
+	case TypeRealtime:
+		o.jsonRealtime(&b.Realtime[i])
+	case TypeRTFrequency:
+		o.uint("frequency", b.RTFrequency)
+	case TypeInstOtherSIMD:
+		o.jsonOtherSIMD(&b.OtherSIMD[i])
+	case TypeDispatch:
+		o.jsonDispatch(&b.Dispatches[i])
+	case TypeMarker:
+		o.jsonMarker(&b.Markers[i])
+	default:
+		o.jsonRawBatch(&b.Raw)
+	}
+}
+
+// jsonBatch reads one record of type t from its JSON projection into b,
+// which was reset to that type.
+func (o *jobj) jsonBatch(b *Batch, t RecordType) {
+	switch t {
+	case TypeGFXIP:
+		b.GFXIP = o.uint("gfxip", 64)
+	case TypeOccupancy:
+		b.Occupancy = extend(b.Occupancy)
+		o.jsonOccupancy(&b.Occupancy[len(b.Occupancy)-1])
+	case TypePerfEvent:
+		b.PerfEvents = extend(b.PerfEvents)
+		o.jsonPerfEvent(&b.PerfEvents[len(b.PerfEvents)-1])
+	case TypeWave:
+		b.Waves = extend(b.Waves)
+		o.jsonWave(&b.Waves[len(b.Waves)-1])
+	case TypeInfo:
+		b.Info = append(b.Info, Info(o.enum("info", infoNames[:], 32, false)))
+	case TypeEvent:
+		b.Events = extend(b.Events)
+		o.jsonEvent(&b.Events[len(b.Events)-1])
+	case TypeShaderData:
+		b.ShaderData = extend(b.ShaderData)
+		o.jsonShaderData(&b.ShaderData[len(b.ShaderData)-1])
+	case TypeRealtime:
+		b.Realtime = extend(b.Realtime)
+		o.jsonRealtime(&b.Realtime[len(b.Realtime)-1])
+	case TypeRTFrequency:
+		b.RTFrequency = o.uint("frequency", 64)
+	case TypeInstOtherSIMD:
+		b.OtherSIMD = extend(b.OtherSIMD)
+		o.jsonOtherSIMD(&b.OtherSIMD[len(b.OtherSIMD)-1])
+	case TypeDispatch:
+		b.Dispatches = extend(b.Dispatches)
+		o.jsonDispatch(&b.Dispatches[len(b.Dispatches)-1])
+	case TypeMarker:
+		b.Markers = extend(b.Markers)
+		o.jsonMarker(&b.Markers[len(b.Markers)-1])
+	default:
+		o.jsonRawBatch(&b.Raw)
+	}
 }

@@ -46,6 +46,51 @@ func appendInt(b []byte, v int64) []byte {
 		byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }
 
+// appendU8, appendU16, appendU32 and appendI32 write a value of a narrow
+// field as appendUint and appendInt do, minus the ranges it cannot reach.
+func appendU8(b []byte, v uint8) []byte {
+	if v <= 0x7f {
+		return append(b, v)
+	}
+	return append(b, 0xcc, v)
+}
+
+func appendU16(b []byte, v uint16) []byte {
+	switch {
+	case v <= 0x7f:
+		return append(b, byte(v))
+	case v <= math.MaxUint8:
+		return append(b, 0xcc, byte(v))
+	}
+	return append(b, 0xcd, byte(v>>8), byte(v))
+}
+
+func appendU32(b []byte, v uint32) []byte {
+	switch {
+	case v <= 0x7f:
+		return append(b, byte(v))
+	case v <= math.MaxUint8:
+		return append(b, 0xcc, byte(v))
+	case v <= math.MaxUint16:
+		return append(b, 0xcd, byte(v>>8), byte(v))
+	}
+	return append(b, 0xce, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+func appendI32(b []byte, v int32) []byte {
+	switch {
+	case v >= 0:
+		return appendU32(b, uint32(v))
+	case v >= -32:
+		return append(b, byte(v))
+	case v >= math.MinInt8:
+		return append(b, 0xd0, byte(v))
+	case v >= math.MinInt16:
+		return append(b, 0xd1, byte(v>>8), byte(v))
+	}
+	return append(b, 0xd2, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
 func appendArrayLen(b []byte, n int) []byte {
 	switch {
 	case n <= 15:
@@ -456,60 +501,31 @@ func (m *mpReader) any(depth int) any {
 	return nil
 }
 
-// fastInstructions decodes up to max wave instructions (six integers
-// each) straight from the bytes bufio already holds, without a call per
-// byte, and appends them to ins. It stops before an instruction that is not
-// wholly buffered or has a value of an unexpected kind, and returns how many
-// it decoded; the caller then takes the byte-wise path for the next one,
-// which refills the buffer and reports errors with their offset.
-func (m *mpReader) fastInstructions(ins []Instruction, max int) ([]Instruction, int) {
-	if m.err != nil {
-		return ins, 0
-	}
-	p, _ := m.br.Peek(m.br.Buffered())
-	off, k := 0, 0
-	var v [6]uint64
-	for k < max {
-		o := off
-		ok := true
-		for f := range v {
-			x, n, neg := decodeIntAt(p[o:])
-			if n == 0 || neg && f != 2 && f != 3 || !fitsInstruction(f, x, neg) {
-				ok = false
-				break
-			}
-			v[f] = x
-			o += n
-		}
-		if !ok {
-			break
-		}
-		off = o
-		ins = append(ins, Instruction{Category: InstCategory(v[0]), Stall: uint32(v[1]),
-			Duration: int32(int64(v[2])), Time: int64(v[3]), PC: PC{Address: v[4], CodeObjectID: v[5]}})
-		k++
-	}
-	m.br.Discard(off)
-	m.off += int64(off)
-	return ins, k
+// fitsU reports whether x, decoded by decodeIntAt, fits an unsigned
+// field of bits bits; a value that does not is left to the byte-wise
+// path, which reports it.
+func fitsU(x uint64, neg bool, bits uint) bool {
+	return !neg && (bits == 64 || x>>bits == 0)
 }
 
-// fitsInstruction reports whether x (negative: the bits of an int64) fits
-// field f of an instruction; one that does not is left to the byte-wise
-// path, which reports it.
-func fitsInstruction(f int, x uint64, neg bool) bool {
-	switch f {
-	case 0: // category, uint8
-		return x <= math.MaxUint8
-	case 1: // stall, uint32
-		return x <= math.MaxUint32
-	case 2: // duration, int32
-		v := int64(x)
-		return neg && v >= math.MinInt32 || !neg && x <= math.MaxInt32
-	case 3: // time, int64
+// fitsI reports whether x, decoded by decodeIntAt (negative: the bits of
+// an int64), fits a signed field of bits bits.
+func fitsI(x uint64, neg bool, bits uint) bool {
+	if bits == 64 {
 		return neg || x <= math.MaxInt64
 	}
-	return true
+	lim := int64(1) << (bits - 1)
+	return neg && int64(x) >= -lim || !neg && x < uint64(lim)
+}
+
+// extend returns s one element longer, reusing its capacity (and the
+// slices an element already holds there).
+func extend[T any](s []T) []T {
+	if len(s) < cap(s) {
+		return s[:len(s)+1]
+	}
+	var zero T
+	return append(s, zero)
 }
 
 // decodeIntAt decodes one msgpack integer at the start of p: its value (as

@@ -225,34 +225,6 @@ type Occupancy struct {
 	ReservedBits uint32
 }
 
-// Word returns the occupancy bit-field word as the C struct holds it.
-func (o *Occupancy) Word() uint32 {
-	var w uint32
-	if o.Start {
-		w |= 1
-	}
-	w |= uint32(o.MEID&7) << 1
-	w |= uint32(o.PipeID&15) << 4
-	if o.IsExt {
-		w |= 1 << 8
-	}
-	w |= uint32(o.WorkgroupID&0x7f) << 9
-	w |= uint32(o.ClusterID&0x1f) << 16
-	w |= o.ReservedBits << 21
-	return w
-}
-
-// SetWord unpacks the C bit-field word into o.
-func (o *Occupancy) SetWord(w uint32) {
-	o.Start = w&1 != 0
-	o.MEID = uint8(w>>1) & 7
-	o.PipeID = uint8(w>>4) & 15
-	o.IsExt = w&(1<<8) != 0
-	o.WorkgroupID = uint8(w>>9) & 0x7f
-	o.ClusterID = uint8(w>>16) & 0x1f
-	o.ReservedBits = w >> 21
-}
-
 // WaveState is one segment of a wave timeline.
 type WaveState struct {
 	Type     WaveStateType

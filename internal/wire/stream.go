@@ -120,78 +120,7 @@ func AppendBatch(dst []byte, b *Batch) []byte { return appendBatch(dst, b, nil) 
 func appendBatch(dst []byte, b *Batch, spill spiller) []byte {
 	dst = append(dst, 0x92)
 	dst = appendUint(dst, uint64(b.Type))
-	switch b.Type {
-	case TypeGFXIP:
-		return appendUint(dst, b.GFXIP)
-	case TypeRTFrequency:
-		return appendUint(dst, b.RTFrequency)
-	case TypeInfo:
-		dst = appendArrayLen(dst, len(b.Info))
-		for _, v := range b.Info {
-			dst = spill.check(dst)
-			dst = appendUint(dst, uint64(v))
-		}
-	case TypeOccupancy:
-		dst = appendArrayLen(dst, len(b.Occupancy))
-		for i := range b.Occupancy {
-			dst = spill.check(dst)
-			dst = appendOccupancy(dst, &b.Occupancy[i])
-		}
-	case TypePerfEvent:
-		dst = appendArrayLen(dst, len(b.PerfEvents))
-		for i := range b.PerfEvents {
-			dst = spill.check(dst)
-			dst = appendPerfEvent(dst, &b.PerfEvents[i])
-		}
-	case TypeWave:
-		dst = appendArrayLen(dst, len(b.Waves))
-		for i := range b.Waves {
-			dst = spill.check(dst)
-			dst = appendWave(dst, &b.Waves[i])
-		}
-	case TypeEvent:
-		dst = appendArrayLen(dst, len(b.Events))
-		for i := range b.Events {
-			dst = spill.check(dst)
-			dst = appendEvent(dst, &b.Events[i])
-		}
-	case TypeShaderData:
-		dst = appendArrayLen(dst, len(b.ShaderData))
-		for i := range b.ShaderData {
-			dst = spill.check(dst)
-			dst = appendShaderData(dst, &b.ShaderData[i])
-		}
-	case TypeRealtime:
-		dst = appendArrayLen(dst, len(b.Realtime))
-		for i := range b.Realtime {
-			dst = spill.check(dst)
-			dst = appendRealtime(dst, &b.Realtime[i])
-		}
-	case TypeInstOtherSIMD:
-		dst = appendArrayLen(dst, len(b.OtherSIMD))
-		for i := range b.OtherSIMD {
-			dst = spill.check(dst)
-			dst = appendOtherSIMD(dst, &b.OtherSIMD[i])
-		}
-	case TypeDispatch:
-		dst = appendArrayLen(dst, len(b.Dispatches))
-		for i := range b.Dispatches {
-			dst = spill.check(dst)
-			dst = appendDispatch(dst, &b.Dispatches[i])
-		}
-	case TypeMarker:
-		dst = appendArrayLen(dst, len(b.Markers))
-		for i := range b.Markers {
-			dst = spill.check(dst)
-			dst = appendMarker(dst, &b.Markers[i])
-		}
-	default:
-		dst = appendArrayLen(dst, nRaw)
-		dst = appendUint(dst, b.Raw.Count)
-		dst = appendUint(dst, b.Raw.ElemSize)
-		dst = appendBin(dst, b.Raw.Data)
-	}
-	return dst
+	return appendPayload(dst, b, spill)
 }
 
 func appendStrOrNil(dst []byte, s string, null bool) []byte {
@@ -199,30 +128,6 @@ func appendStrOrNil(dst []byte, s string, null bool) []byte {
 		return append(dst, 0xc0)
 	}
 	return appendString(dst, s)
-}
-
-// appendWave encodes a wave as a 13-element array whose timeline and
-// instructions are flat arrays (2 and 6 values per element): instructions are
-// the bulk of every stream, and flat arrays of small integers are the
-// cheapest msgpack there is to write and read.
-func appendWave(dst []byte, w *Wave) []byte {
-	dst = appendWaveHead(dst, w)
-	dst = appendArrayLen(dst, nTimeline*len(w.Timeline))
-	for _, s := range w.Timeline {
-		dst = appendInt(dst, int64(s.Type))
-		dst = appendInt(dst, int64(s.Duration))
-	}
-	dst = appendArrayLen(dst, nInstruction*len(w.Instructions))
-	for i := range w.Instructions {
-		in := &w.Instructions[i]
-		dst = appendUint(dst, uint64(in.Category))
-		dst = appendUint(dst, uint64(in.Stall))
-		dst = appendInt(dst, int64(in.Duration))
-		dst = appendInt(dst, in.Time)
-		dst = appendUint(dst, in.PC.Address)
-		dst = appendUint(dst, in.PC.CodeObjectID)
-	}
-	return dst
 }
 
 // Kind is what the last call to Reader.Scan produced.
@@ -462,23 +367,7 @@ func (rd *Reader) readBatch() {
 		return
 	}
 	b.Reset(t)
-	switch t {
-	case TypeGFXIP:
-		b.GFXIP = m.un("gfxip", "gfxip", 64)
-		return
-	case TypeRTFrequency:
-		b.RTFrequency = m.un("rt_frequency", "frequency", 64)
-		return
-	}
-	if !t.Known() {
-		if m.wantArray("raw batch", nRaw) {
-			b.Raw.Count = m.uint()
-			b.Raw.ElemSize = m.uint()
-			b.Raw.Data = m.bin(b.Raw.Data)
-		}
-		return
-	}
-	rd.readRecords(t, m.arrayLen())
+	rd.readPayload(t)
 }
 
 // readRecords reads n records of type t into rd.batch, or SetMaxBatch's
@@ -490,94 +379,8 @@ func (rd *Reader) readRecords(t RecordType, n int) {
 	if rd.maxBatch > 0 && n > rd.maxBatch {
 		rd.left, n = n-rd.maxBatch, rd.maxBatch
 	}
-	for i := 0; i < n && m.err == nil; i++ {
-		switch t {
-		case TypeInfo:
-			b.Info = append(b.Info, Info(m.un("info", "info", 32)))
-		case TypeOccupancy:
-			var o Occupancy
-			m.readOccupancy(&o)
-			b.Occupancy = append(b.Occupancy, o)
-		case TypePerfEvent:
-			var p PerfEvent
-			m.readPerfEvent(&p)
-			b.PerfEvents = append(b.PerfEvents, p)
-		case TypeWave:
-			if len(b.Waves) < cap(b.Waves) {
-				b.Waves = b.Waves[:len(b.Waves)+1]
-			} else {
-				b.Waves = append(b.Waves, Wave{})
-			}
-			rd.readWave(&b.Waves[len(b.Waves)-1])
-		case TypeEvent:
-			var e Event
-			m.readEvent(&e)
-			b.Events = append(b.Events, e)
-		case TypeShaderData:
-			var s ShaderData
-			m.readShaderData(&s)
-			b.ShaderData = append(b.ShaderData, s)
-		case TypeRealtime:
-			var r Realtime
-			m.readRealtime(&r)
-			b.Realtime = append(b.Realtime, r)
-		case TypeInstOtherSIMD:
-			var o OtherSIMD
-			m.readOtherSIMD(&o)
-			b.OtherSIMD = append(b.OtherSIMD, o)
-		case TypeDispatch:
-			var d Dispatch
-			m.readDispatch(&d)
-			b.Dispatches = append(b.Dispatches, d)
-		case TypeMarker:
-			var k Marker
-			m.readMarker(&k)
-			b.Markers = append(b.Markers, k)
-		}
-	}
+	m.readN(b, t, n)
 }
 
-func (rd *Reader) readWave(w *Wave) {
-	m := &rd.m
-	tl, ins := w.Timeline[:0], w.Instructions[:0]
-	*w = Wave{}
-	defer func() { w.Timeline, w.Instructions = tl, ins }()
-	if m.readWaveHead(w); m.err != nil {
-		return
-	}
-	n := m.arrayLen()
-	if n%nTimeline != 0 {
-		m.failf("wave timeline: %d values is not a multiple of %d", n, nTimeline)
-		return
-	}
-	for i := 0; i < n/nTimeline && m.err == nil; i++ {
-		tl = append(tl, WaveState{Type: WaveStateType(m.in("wave timeline", "type", 32)),
-			Duration: int32(m.in("wave timeline", "duration", 32))})
-	}
-	n = m.arrayLen()
-	if n%nInstruction != 0 {
-		m.failf("wave instructions: %d values is not a multiple of %d", n, nInstruction)
-		return
-	}
-	for i := 0; i < n/nInstruction && m.err == nil; i++ {
-		if !slowPath {
-			var k int
-			if ins, k = m.fastInstructions(ins, n/nInstruction-i); k > 0 {
-				i += k - 1
-				continue
-			}
-		}
-		var in Instruction
-		const r = "wave instruction"
-		in.Category = InstCategory(m.un(r, "category", 8))
-		in.Stall = uint32(m.un(r, "stall", 32))
-		in.Duration = int32(m.in(r, "duration", 32))
-		in.Time = m.in(r, "time", 64)
-		in.PC.Address = m.un(r, "pc.address", 64)
-		in.PC.CodeObjectID = m.un(r, "pc.code_object_id", 64)
-		ins = append(ins, in)
-	}
-}
-
-// slowPath turns off the instruction fast path (benchmarks compare both).
+// slowPath turns off the fast path of flat arrays (benchmarks compare both).
 var slowPath = false
