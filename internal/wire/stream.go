@@ -14,19 +14,21 @@ import (
 // A Writer writes a record stream. It buffers: call Flush at the end and
 // check its error. A Writer is not safe for concurrent use.
 type Writer struct {
-	bw  *bufio.Writer
-	buf []byte
-	err error // a write error while a batch was spilled
+	w   io.Writer
+	buf []byte // encoded, not yet written
+	err error  // the first write error: every later call returns it
 }
 
-// spillSize is how much of a batch's encoding WriteBatch buffers before it
-// writes it out: a large batch (the occupancy of a whole trace comes as one)
-// is encoded in pieces that stay in cache, not into one buffer of its size.
-const spillSize = 64 << 10
+// writeSize is how much encoding a Writer holds before it writes it out:
+// records are encoded straight into its buffer, which is written as it is
+// (no second copy through a bufio.Writer), and a large batch (the occupancy
+// of a whole trace comes as one) goes out in pieces of about this size
+// that stay in cache, not from one buffer of its size.
+const writeSize = 256 << 10
 
 // NewWriter returns a Writer that writes to w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{bw: bufio.NewWriterSize(w, 256<<10)}
+	return &Writer{w: w, buf: make([]byte, 0, writeSize+writeSize/4)}
 }
 
 // WriteHeader starts a stream (or a new part of one). Format and Major are
@@ -46,8 +48,9 @@ func (w *Writer) WriteHeader(h *Header) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.bw.Write(p)
-	return err
+	w.buf = append(w.buf, p...)
+	w.buf = w.spill(w.buf)
+	return w.err
 }
 
 func marshalMap(v any) ([]byte, error) {
@@ -67,36 +70,47 @@ func (b *bytesBuffer) Write(p []byte) (int, error) { b.b = append(b.b, p...); re
 
 // WriteBatch writes one batch: [type, payload].
 func (w *Writer) WriteBatch(b *Batch) error {
-	w.err = nil
-	w.buf = appendBatch(w.buf[:0], b, w.spill)
 	if w.err != nil {
 		return w.err
 	}
-	_, err := w.bw.Write(w.buf)
-	return err
+	w.buf = appendBatch(w.buf, b, w.spill)
+	w.buf = w.spill(w.buf)
+	return w.err
 }
 
-// spill writes out the encoding so far and returns the emptied buffer.
+// spill writes out the encoding so far once it holds writeSize bytes, and
+// returns the buffer to go on with.
 func (w *Writer) spill(dst []byte) []byte {
-	if w.err == nil {
-		_, w.err = w.bw.Write(dst)
+	if len(dst) < writeSize {
+		return dst
+	}
+	return w.write(dst)
+}
+
+// write writes dst out and returns it emptied.
+func (w *Writer) write(dst []byte) []byte {
+	if w.err == nil && len(dst) > 0 {
+		_, w.err = w.w.Write(dst)
 	}
 	return dst[:0]
 }
 
-// A spiller takes a batch's partial encoding once it reaches spillSize
-// bytes and returns the buffer to go on with; nil keeps it all.
+// A spiller takes a batch's partial encoding between records and returns
+// the buffer to go on with; nil keeps it all.
 type spiller func([]byte) []byte
 
 func (f spiller) check(dst []byte) []byte {
-	if f != nil && len(dst) >= spillSize {
+	if f != nil && len(dst) >= writeSize {
 		return f(dst)
 	}
 	return dst
 }
 
-// Flush writes buffered data to the underlying writer.
-func (w *Writer) Flush() error { return w.bw.Flush() }
+// Flush writes what the Writer holds to the underlying writer.
+func (w *Writer) Flush() error {
+	w.buf = w.write(w.buf)
+	return w.err
+}
 
 // WriteStream writes one whole part to w: header h, then batches, flushed.
 // It is the whole of a producer that holds its records already (tests,

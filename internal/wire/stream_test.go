@@ -149,7 +149,7 @@ func TestLargeBatches(t *testing.T) {
 			continue
 		}
 		g := b
-		for len(AppendBatch(nil, &g)) < 3*spillSize { // doubles the records
+		for len(AppendBatch(nil, &g)) < 3*writeSize { // doubles the records
 			g.Info = append(g.Info[:len(g.Info):len(g.Info)], g.Info...)
 			g.Occupancy = append(g.Occupancy[:len(g.Occupancy):len(g.Occupancy)], g.Occupancy...)
 			g.PerfEvents = append(g.PerfEvents[:len(g.PerfEvents):len(g.PerfEvents)], g.PerfEvents...)
@@ -176,7 +176,7 @@ func TestLargeBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := AppendBatch(nil, &big[i])
-		if len(want) < 3*spillSize {
+		if len(want) < 3*writeSize {
 			t.Fatalf("%v: only %d bytes, not large", big[i].Type, len(want))
 		}
 		if !bytes.Equal(buf.Bytes(), want) {
@@ -195,7 +195,7 @@ func TestLargeBatches(t *testing.T) {
 	}
 	// A write error while a batch is spilled is returned by WriteBatch.
 	boom := errors.New("disk full")
-	w := NewWriter(&failAfter{n: spillSize, err: boom})
+	w := NewWriter(&failAfter{n: writeSize, err: boom})
 	if err := w.WriteBatch(&big[0]); !errors.Is(err, boom) {
 		t.Errorf("write error: got %v", err)
 	}
