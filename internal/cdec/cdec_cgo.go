@@ -98,6 +98,7 @@ static int cdec_get_version(void* fn, uint32_t* major, uint32_t* minor, uint32_t
 }
 static size_t cdec_strnlen(const char* s, size_t max) { return strnlen(s, max); }
 
+
 */
 import "C"
 
@@ -607,6 +608,7 @@ func readAllC(r io.Reader) (chunk, error) {
 	if p == nil {
 		return chunk{}, errors.New("out of C memory")
 	}
+	C.cdec_hugepages(p, C.size_t(size))
 	n := 0
 	if f, ok := r.(fileLike); ok && size > parallelReadMin {
 		var err error
@@ -624,6 +626,7 @@ func readAllC(r io.Reader) (chunk, error) {
 				return chunk{}, fmt.Errorf("out of C memory for a %d-byte trace", size)
 			}
 			p = q
+			C.cdec_hugepages(p, C.size_t(size))
 		}
 		m, err := r.Read(unsafe.Slice((*byte)(p), size)[n:])
 		n += m
@@ -876,6 +879,7 @@ func (s *session) cbuf(b []byte) unsafe.Pointer {
 	if p == nil {
 		return nil
 	}
+	C.cdec_hugepages(p, C.size_t(len(b)+tailSlack))
 	copy(unsafe.Slice((*byte)(p), len(b)), b)
 	if C.cdec_own(s.cs, p) == 0 {
 		C.free(p)

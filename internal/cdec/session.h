@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "cdec.h"
 
 enum { CDEC_OK = 0, CDEC_ERROR = 1, CDEC_OOR = 2, CDEC_INVAL = 3 };
@@ -133,6 +134,20 @@ static void cdec_lock(int32_t* l) {
 	}
 }
 static void cdec_unlock(int32_t* l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+
+// cdec_hugepages asks for transparent huge pages over the 2 MiB-aligned
+// interior of a large buffer malloc has just mapped (a trace, or a ring
+// chunk for a large batch): filling it then faults a few huge pages
+// instead of a 4 KiB page at a time, and the library reads a trace through
+// fewer TLB entries. Advice only: where the kernel has none, nothing
+// changes.
+static void cdec_hugepages(void* p, size_t n) {
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
+	if (e > a) madvise((void*)a, e - a, MADV_HUGEPAGE);
+#endif
+}
 
 // cdec_own hands p to the session; 0 when out of memory (p is not taken).
 static int cdec_own(cdec_session* s, void* p) {
@@ -251,6 +266,7 @@ static uint8_t* cdec_reserve(cdec_session* s, uint64_t n) {
 		free(c->buf);
 		c->buf = malloc(cap);
 		c->cap = c->buf ? cap : 0;
+		if (c->buf != NULL && cap > CDEC_CHUNK) cdec_hugepages(c->buf, cap);
 		s->p.buf = c->buf;
 		s->p.cap = c->cap;
 		if (c->buf == NULL) {
