@@ -357,7 +357,10 @@ func (d *Driver) Decode(ctx context.Context, t Trace, sink Sink) (Result, error)
 	if n, ok := dec.(*sqtt.Decoder); ok {
 		n.Ended = func(e sqtt.Ending) { ending = e }
 	}
-	emit, stop := d.pipeline(s.emit)
+	emit, stop := s.emit, func() {}
+	if th, ok := dec.(backend.Threaded); !ok || !th.Threaded() {
+		emit, stop = d.pipeline(s.emit)
+	}
 	err = dec.Decode(ctx, cr, code.Prov, emit)
 	stop()
 	res := Result{Bytes: cr.n.Load()}

@@ -287,3 +287,32 @@ func TestPipelineBudget(t *testing.T) {
 		}
 	}
 }
+
+// batchSink records which batches it was handed.
+type batchSink struct{ seen map[*wire.Batch]bool }
+
+func (s *batchSink) Header(*wire.Header) error { return nil }
+func (s *batchSink) Batch(b *wire.Batch) error { s.seen[b] = true; return nil }
+
+// TestThreadedNotPiped: the rocm backend, which parses on a thread of its
+// own, hands its batches to the sink itself even with a core spare (a pipe
+// would copy each into a chunk first), and leaves the spare core alone.
+func TestThreadedNotPiped(t *testing.T) {
+	lib := os.Getenv("ROCPROF_TRACE_DECODER_LIB")
+	if lib == "" {
+		t.Skip("set ROCPROF_TRACE_DECODER_LIB to AMD's rocprof-trace-decoder library")
+	}
+	tr := generatedTraces(t)[0]
+	d, err := New(Options{Backend: "rocm", Lib: lib, Producer: "test", Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := &batchSink{seen: map[*wire.Batch]bool{}}
+	if _, err := d.Decode(context.Background(), Trace{Name: tr.name, Input: bytes.NewReader(tr.data), Code: NewCode(tr.ix)}, s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.seen) != 1 || d.spare.Load() != 1 {
+		t.Errorf("the sink saw %d distinct batches (want the decoder's one, reused), %d cores spare after (want 1)", len(s.seen), d.spare.Load())
+	}
+}
