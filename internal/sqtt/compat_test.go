@@ -123,45 +123,7 @@ func TestCompat016MatchesLibrary(t *testing.T) {
 	}
 	defer d.Close()
 	old := d.API() == "v1" || strings.HasPrefix(d.Version(), "0.1")
-	type tc struct {
-		name string
-		data []byte
-		isa  isa.Provider
-	}
-	cases := []tc{
-		{"B.1", testutil.Unhex(t, testutil.VectorB1), newTable(0, b1Rows(0x1000)...)},
-		{"B.2", testutil.Unhex(t, testutil.VectorB2), newTable(7, b1Rows(0)...)},
-	}
-	for i, tr := range seedTraces() {
-		both := newTable(0, b1Rows(0x1000)...)
-		for pc, e := range newTable(7, b1Rows(0)...).m {
-			both.m[pc] = e
-		}
-		cases = append(cases, tc{"seed" + sprintf("%d", i), tr, both})
-	}
-	ix, err := wire.ReadIndexFile(filepath.Join("..", "sqttgen", "testdata", "gfx942.index"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for seed := uint64(1); seed <= 12; seed++ {
-		cfg := sqttgen.Config{Index: ix, Seed: seed, Instrument: true, Dispatch: true, ShaderData: true,
-			Events: true, LateLoad: seed == 6, Truncate: seed == 7,
-			GFX9: sqttgen.GFX9{Perf: true, PerfInterval: uint32(seed % 3 * 200), Pipeline: seed%3 == 0,
-				ContextSwitch: seed%4 == 0, Replays: seed%5 == 0, BarrierMessages: seed%2 == 1}}
-		data, _, err := sqttgen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, tc{"gen" + sprintf("%d", seed), data, isa.NewTable(ix)})
-	}
-	// A bigger trace: full shader-data and occupancy batches.
-	big, _, err := sqttgen.Generate(sqttgen.Config{Index: ix, Seed: 99, Instrument: true, ShaderData: true,
-		OtherCUs: 8, TargetBytes: 4 << 20, GFX9: sqttgen.GFX9{ShaderDataEvery: 2, Perf: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases = append(cases, tc{"gen-big", big, isa.NewTable(ix)})
-	for _, c := range cases {
+	for _, c := range gfx9LibCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			var want, got []wire.Batch
 			if err := d.Decode(context.Background(), bytes.NewReader(c.data), c.isa, func(b *wire.Batch) error {
@@ -198,4 +160,43 @@ func TestCompat016MatchesLibrary(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gfx9LibCases are the gfx9 traces TestCompat016MatchesLibrary compares
+// with the library: the vectors B.1 and B.2, the seed traces, and traces
+// of the generator, one of them big enough for full shader-data and
+// occupancy batches.
+func gfx9LibCases(t *testing.T) []libCase {
+	cases := []libCase{
+		{"B.1", testutil.Unhex(t, testutil.VectorB1), newTable(0, b1Rows(0x1000)...)},
+		{"B.2", testutil.Unhex(t, testutil.VectorB2), newTable(7, b1Rows(0)...)},
+	}
+	for i, tr := range seedTraces() {
+		both := newTable(0, b1Rows(0x1000)...)
+		for pc, e := range newTable(7, b1Rows(0)...).m {
+			both.m[pc] = e
+		}
+		cases = append(cases, libCase{"seed" + sprintf("%d", i), tr, both})
+	}
+	ix, err := wire.ReadIndexFile(filepath.Join("..", "sqttgen", "testdata", "gfx942.index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 12; seed++ {
+		cfg := sqttgen.Config{Index: ix, Seed: seed, Instrument: true, Dispatch: true, ShaderData: true,
+			Events: true, LateLoad: seed == 6, Truncate: seed == 7,
+			GFX9: sqttgen.GFX9{Perf: true, PerfInterval: uint32(seed % 3 * 200), Pipeline: seed%3 == 0,
+				ContextSwitch: seed%4 == 0, Replays: seed%5 == 0, BarrierMessages: seed%2 == 1}}
+		data, _, err := sqttgen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, libCase{"gen" + sprintf("%d", seed), data, isa.NewTable(ix)})
+	}
+	big, _, err := sqttgen.Generate(sqttgen.Config{Index: ix, Seed: 99, Instrument: true, ShaderData: true,
+		OtherCUs: 8, TargetBytes: 4 << 20, GFX9: sqttgen.GFX9{ShaderDataEvery: 2, Perf: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(cases, libCase{"gen-big", big, isa.NewTable(ix)})
 }

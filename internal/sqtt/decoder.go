@@ -117,6 +117,11 @@ func (e *DataError) ExitCode() int { return exitcode.Failed }
 // batch passed to emit is reused: emit must copy what it keeps. An empty
 // input decodes to nothing, as the library does for a buffer of size 0.
 func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit backend.Emit) error {
+	return d.decode(ctx, r, p, emit, d.Compat.rules())
+}
+
+// decode is Decode following rs, the rules of the records it gives.
+func (d *Decoder) decode(ctx context.Context, r io.Reader, p isa.Provider, emit backend.Emit, rs rules) error {
 	var cr *byteCounter
 	if d.Ended != nil {
 		cr = &byteCounter{r: r}
@@ -145,7 +150,7 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		em:    emitter{emit: emit},
 		cache: newISACache(p, arch.GFXIP),
 		limit: d.PoolLimit,
-		rules: d.Compat.rules(),
+		rules: rs,
 	}
 	ps.em.rules = ps.rules
 	ps.cache.classify016 = ps.rules.classify016

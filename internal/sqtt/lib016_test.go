@@ -431,15 +431,51 @@ func libCases016() []libCase {
 			cs = append(cs, libCase{name: sprintf("rdna-gfx%d-ready-tail-%s", gen, c.name), data: r.endTail(p)})
 		}
 	}
+	// §4.6: 0.1.6 has no RT_TIMESTAMP_LO32 (instrumentation opcode 7).
+	rt := func(b *tb, data uint32) *tb { return b.reg(1, 0, regUserData3, data) }
+	lo32 := newTB(4, 0, false).roc().ud2(opAgentInfo, 0, 100000)
+	rt(rt(rt(rt(lo32.at(100), opRTTimestamp), 0x10), 1), 0x18)
+	rt(rt(lo32.at(200), opRTTimestampLo), 0x20)
+	cs = append(cs, libCase{name: "gfx9-rt-timestamp-lo32", data: lo32.bytes()})
+	// A.3 item 2: no 3.5 step 4 rule for a wave whose first instruction,
+	// at a known PC, is an s_barrier.
+	cs = append(cs, libCase{name: "gfx9-barrier-first",
+		isa:  newTable(0, "0x1000 4 s_barrier", "0x1004 4 s_mov_b32 s0, 0", "0x1008 4 s_endpgm"),
+		data: ws0().at(120).issue1(isImmed).at(124).issue1(isInst).at(128).inst(0, 0, instSALU32).at(140).waveEnd(0, 0, 0).bytes()})
+	// A.4 item 7.6: no gfx12 v_mov_b64 rule, and ds_bvh is LDS (the
+	// second instruction: the first takes the wave's start PC).
+	wave12 := func(ops func(*rb) *rb) []byte {
+		return ops(newRB(12).header(4, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x2000).at(100).waveStart(0, 0, 0, 0, 0, 0, 1).at(104).valu(0)).
+			at(130).waveEnd(0, 0, 0, 0).nop().pad()
+	}
+	cs = append(cs,
+		libCase{name: "rdna-gfx12-v-mov-b64", isa: newTable(0, "0x2000 4 v_add_f32_e32 v1, v0, v0", "0x2004 8 v_mov_b64 v[0:1], v[2:3]", "0x200c 4 s_endpgm"),
+			data: wave12(func(r *rb) *rb { return r.at(110).valu(0) })},
+		libCase{name: "rdna-gfx12-ds-bvh", isa: newTable(0, "0x2000 4 v_add_f32_e32 v1, v0, v0", "0x2004 8 ds_bvh_stack_rtn_b32 v0, v1, v2, v[3:6]", "0x200c 4 s_endpgm"),
+			data: wave12(func(r *rb) *rb { return r.at(110).inst(0, 41) })},
+	)
 	return cs
+}
+
+// caseDecoder is what decodes a case: the library or the native decoder.
+type caseDecoder interface {
+	Decode(context.Context, io.Reader, isa.Provider, backend.Emit) error
 }
 
 // libJSON decodes data into att-decode's JSON projection, ending with a
 // line "decode failed" when the decoder fails.
-func libJSON(t *testing.T, d interface {
-	Decode(context.Context, io.Reader, isa.Provider, backend.Emit) error
-}, c libCase) []byte {
+func libJSON(t *testing.T, d caseDecoder, c libCase) []byte {
 	t.Helper()
+	out, err := caseJSON(d, c)
+	if err != nil {
+		t.Logf("%s: %v", c.name, err)
+	}
+	return out
+}
+
+// caseJSON is libJSON without the log: the records, the line "decode
+// failed" when the decoder fails, and the failure.
+func caseJSON(d caseDecoder, c libCase) ([]byte, error) {
 	p := c.isa
 	if p == nil {
 		p = newTable(0)
@@ -447,16 +483,16 @@ func libJSON(t *testing.T, d interface {
 	h := wire.Header{Trace: wire.Trace{SE: 0, Run: 1}}
 	var jw wire.JSONWriter
 	var out []byte
-	if err := d.Decode(context.Background(), bytes.NewReader(c.data), p, func(b *wire.Batch) error {
+	err := d.Decode(context.Background(), bytes.NewReader(c.data), p, func(b *wire.Batch) error {
 		out = jw.AppendBatch(out, &h, b)
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
 		// The records before a failure, then the failure (its message
 		// differs between the decoders).
-		t.Logf("%s: %v", c.name, err)
 		out = append(out, "decode failed\n"...)
 	}
-	return out
+	return out, err
 }
 
 // TestLibrary016 requires, for every case, the native decoder's records

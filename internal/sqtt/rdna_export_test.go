@@ -1,6 +1,7 @@
 package sqtt
 
 import (
+	"github.com/attkit/attkit/internal/isa"
 	"github.com/attkit/attkit/internal/testutil"
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -11,25 +12,10 @@ import (
 type DiffTrace struct {
 	Name string
 	Data []byte
-	ISA  map[wire.PC]struct {
-		Text string
-		Size uint64
-	}
+	ISA  isa.Provider
 }
 
-func diffTrace(name string, data []byte, isa *table) DiffTrace {
-	d := DiffTrace{Name: name, Data: data, ISA: map[wire.PC]struct {
-		Text string
-		Size uint64
-	}{}}
-	for pc, e := range isa.m {
-		d.ISA[pc] = struct {
-			Text string
-			Size uint64
-		}{e.text, e.size}
-	}
-	return d
-}
+func diffTrace(name string, data []byte, isa *table) DiffTrace { return DiffTrace{name, data, isa} }
 
 // RDNADiffTraces are the RDNA vectors and scenarios of the tests.
 func RDNADiffTraces() []DiffTrace {

@@ -20,16 +20,6 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
-type mapISA map[wire.PC]struct {
-	Text string
-	Size uint64
-}
-
-func (m mapISA) ISA(pc wire.PC) (string, uint64, bool) {
-	e, ok := m[pc]
-	return e.Text, e.Size, ok
-}
-
 // byType016 collects the records of a decode per record type, in order,
 // normalised to what the 0.1.6 library can report (sqtt-format.md 4.6 and
 // A.3): no EVENT or DISPATCH records, no wave size, occupancy without
@@ -119,7 +109,7 @@ func TestRDNADifferential016(t *testing.T) {
 	}
 	var traces []trace
 	for _, tr := range sqtt.RDNADiffTraces() {
-		traces = append(traces, trace{tr.Name, tr.Data, mapISA(tr.ISA)})
+		traces = append(traces, trace{tr.Name, tr.Data, tr.ISA})
 	}
 	for _, g := range []struct{ gen, kernels string }{
 		{"gfx10", "gfx1030"}, {"gfx11", "gfx1100"}, {"gfx12", "gfx1201"},
