@@ -90,10 +90,10 @@ var gfx9TokenMask = func() (m [16]uint64) {
 // Types missing here are dropped.
 var gfx9InstClass = func() (m [32]struct {
 	cat   wire.InstCategory
-	phase int64
+	phase uint8
 	ok    bool
 }) {
-	set := func(cat wire.InstCategory, phase int64, types ...int) {
+	set := func(cat wire.InstCategory, phase uint8, types ...int) {
 		for _, t := range types {
 			m[t].cat, m[t].phase, m[t].ok = cat, phase, true
 		}
@@ -252,13 +252,14 @@ func (g *gfx9) tick() error {
 
 // buffered decodes the tokens wholly buffered, as long as no token is
 // queued (2.2.3): ISSUE and INST, nine tokens in ten, straight from the
-// buffer with the clock and the token count in registers, the others
-// through deliver. It stops at the next context check (tick).
+// buffer with the clock in a register, the others through deliver. The
+// context is checked once per call, that is once per buffer of the reader
+// at most (256 KiB).
 func (g *gfx9) buffered() error {
+	if err := g.ctx.Err(); err != nil {
+		return err
+	}
 	buf, pos, clock := g.buf, g.pos, g.clock
-	todo := 0x10000 - g.ntoken&0xFFFF // tokens up to the next context check
-	left := todo
-loop:
 	for pos <= len(buf)-8 {
 		v := binary.LittleEndian.Uint64(buf[pos:])
 		switch v & 0xF {
@@ -283,21 +284,13 @@ loop:
 				return err
 			}
 			// deliver may have read on (2.2.3).
-			buf, pos, clock = g.buf, g.pos, g.clock
 			if g.qh < len(g.queue) {
-				left--
-				break loop
+				return nil
 			}
-		}
-		if left--; left == 0 {
-			break
+			buf, pos, clock = g.buf, g.pos, g.clock
 		}
 	}
 	g.pos, g.clock = pos, clock
-	g.ntoken += todo - left
-	if left == 0 {
-		return g.ctx.Err()
-	}
 	return nil
 }
 
@@ -749,11 +742,11 @@ func (g *gfx9) issue(v uint64, t int64) {
 	if busy == 0 {
 		return
 	}
-	simd := v >> 5 & 3
+	simd := v >> 1 & 0x30 // as waveIndex places it
 	for ; busy != 0; busy &= busy - 1 {
 		b := bits.TrailingZeros64(busy)
 		status := st >> b & 3
-		w := g.waves[waveIndex(simd, uint64(b/2))]
+		w := g.waves[(simd|uint64(b>>1))&0x3F]
 		if w == nil || w.trap != trapRestored {
 			continue
 		}
@@ -780,8 +773,8 @@ func (g *gfx9) issue(v uint64, t int64) {
 		}
 		if d := t - w.stateStart; d > 0 {
 			w.addTimeline(prev, d)
+			w.stateStart = t
 		}
-		w.stateStart = max(t, w.stateStart)
 	}
 }
 
@@ -792,15 +785,17 @@ func (g *gfx9) inst(v uint64, off, now int64) error {
 	if w == nil {
 		w = g.newWave(now, simd, uint8(slot))
 	}
-	if w.trap == trapWaitNewPC && k == instPC {
-		w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
-		w.trap = trapRestored
-		if n := len(w.insts); n > 0 && w.insts[n-1].Category == wire.CatContext {
-			w.insts[n-1].Duration = int32(now + 4 - w.insts[n-1].Time)
+	if w.trap != trapRestored {
+		if w.trap == trapWaitNewPC && k == instPC {
+			w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
+			w.trap = trapRestored
+			if n := len(w.insts); n > 0 && w.insts[n-1].Category == wire.CatContext {
+				w.insts[n-1].Duration = int32(now + 4 - w.insts[n-1].Time)
+			}
 		}
 		return nil
 	}
-	if w.trap != trapRestored || w.issuedHead == len(w.issued) {
+	if w.issuedHead == len(w.issued) {
 		return nil
 	}
 	j := w.issued[w.issuedHead]
@@ -814,12 +809,16 @@ func (g *gfx9) inst(v uint64, off, now int64) error {
 		// shader data (A.4 item 8.9), and so does the native decoder.
 		return &DataError{Offset: off, Msg: "an INST token resolves an issued instruction that an earlier token deleted"}
 	}
-	I := &w.insts[j]
-	if n >= 2 && I.Time < end(&w.insts[n-2]) {
+	ins := w.insts
+	I := &ins[j]
+	if n >= 2 && I.Time < end(&ins[n-2]) {
 		g.phase++
 	}
+	var p int64 // where the entry before ends
 	if j > 0 {
-		trim(&w.insts[j-1], I.Time)
+		prev := &ins[j-1]
+		trim(prev, I.Time)
+		p = end(prev)
 	}
 	phase := (g.phase + int64(simd)) & 3 // g.phase and simd are not negative
 	if k < len(w.lastOfType) {
@@ -837,7 +836,7 @@ func (g *gfx9) inst(v uint64, off, now int64) error {
 	switch {
 	case cls.ok:
 		I.Category = cls.cat
-		phase += cls.phase
+		phase += int64(cls.phase)
 		switch k {
 		case instPC:
 			w.pcInfos = append(w.pcInfos, pcInfo{j + 1, wire.PC{}})
@@ -867,10 +866,6 @@ func (g *gfx9) inst(v uint64, off, now int64) error {
 		return nil
 	}
 	I.Duration = int32(4 + max(now-I.Time-phase&^3, 0))
-	var p int64
-	if j > 0 {
-		p = end(&w.insts[j-1])
-	}
 	if s, ok := w.takeStall(I.Time, p); ok {
 		I.Stall = uint32(max(I.Time-s, 0))
 		I.Duration = int32(max(I.Time+int64(I.Duration)-s, 4))
