@@ -43,9 +43,13 @@ const (
 
 // line is one cached answer of the ISA provider (3.1).
 type line struct {
-	pc      wire.PC
-	text    string
-	cat     uint8
+	pc   wire.PC
+	text string
+	cat  uint8
+	// usual has bit c set when an instruction of category c takes this
+	// line in the stitcher's usual step (trivial); 0 for a line without a
+	// token (no text, DONT_KNOW, SKIP).
+	usual   uint16
 	nextPC  wire.PC
 	next    *line // resolved lazily; nil with nextOK set means "no line"
 	nextOK  bool
@@ -82,10 +86,24 @@ func (c *isaCache) lookup(pc wire.PC) *line {
 			if c.classify016 {
 				l.cat = classify016(l.cat, text)
 			}
+			l.usual = usualMask(l)
 		}
 	}
 	c.m[pc] = l
 	return l
+}
+
+// usualMask is line.usual of l.
+func usualMask(l *line) (m uint16) {
+	if l.text == "" || l.cat == lcDontKnow || l.cat == lcSkip {
+		return 0
+	}
+	for ic := range uint8(16) {
+		if trivial(ic, l.cat) {
+			m |= 1 << ic
+		}
+	}
+	return m
 }
 
 // next returns the line after l.

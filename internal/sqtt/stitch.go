@@ -160,12 +160,13 @@ run:
 	for i < limit && next != nil {
 		I, l := &ins[i], next
 		ic := uint8(I.Category)
-		if ic == catContext || ic == catUnfinished || I.PC != (wire.PC{}) || l.text == "" ||
-			l.cat == lcDontKnow || l.cat == lcSkip {
+		if I.PC != (wire.PC{}) {
 			break
 		}
+		// (A CONTEXT or unfinished entry, a line without a token, matches
+		// neither way.)
 		switch {
-		case trivial(ic, l.cat):
+		case l.usual>>ic&1 != 0:
 			next = s.c.next(l)
 		case l.cat == lcBranch && ic == catJump:
 			next = s.c.target(l)
