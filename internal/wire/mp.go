@@ -13,10 +13,19 @@ import (
 // so it is encoded with append-style helpers and decoded by a reader that
 // tracks its byte offset; msgpack/v5 serves the small header maps.
 
+// appendUint, appendInt, appendU32 and appendI32 write a small value
+// themselves, so that the compiler inlines them (most fields of most
+// records are small: an instruction's category, stall, duration and code
+// object), and call on for a larger one.
 func appendUint(b []byte, v uint64) []byte {
-	switch {
-	case v <= 0x7f:
+	if v <= 0x7f {
 		return append(b, byte(v))
+	}
+	return appendUintLong(b, v)
+}
+
+func appendUintLong(b []byte, v uint64) []byte {
+	switch {
 	case v <= math.MaxUint8:
 		return append(b, 0xcc, byte(v))
 	case v <= math.MaxUint16:
@@ -29,10 +38,16 @@ func appendUint(b []byte, v uint64) []byte {
 }
 
 func appendInt(b []byte, v int64) []byte {
-	if v >= 0 {
-		return appendUint(b, uint64(v))
+	if v >= 0 && v <= 0x7f {
+		return append(b, byte(v))
 	}
+	return appendIntLong(b, v)
+}
+
+func appendIntLong(b []byte, v int64) []byte {
 	switch {
+	case v >= 0:
+		return appendUintLong(b, uint64(v))
 	case v >= -32:
 		return append(b, byte(v))
 	case v >= math.MinInt8:
@@ -48,6 +63,7 @@ func appendInt(b []byte, v int64) []byte {
 
 // appendU8, appendU16, appendU32 and appendI32 write a value of a narrow
 // field as appendUint and appendInt do, minus the ranges it cannot reach.
+// appendU8 and appendU16 are small enough to be inlined whole.
 func appendU8(b []byte, v uint8) []byte {
 	if v <= 0x7f {
 		return append(b, v)
@@ -66,9 +82,14 @@ func appendU16(b []byte, v uint16) []byte {
 }
 
 func appendU32(b []byte, v uint32) []byte {
-	switch {
-	case v <= 0x7f:
+	if v <= 0x7f {
 		return append(b, byte(v))
+	}
+	return appendU32Long(b, v)
+}
+
+func appendU32Long(b []byte, v uint32) []byte {
+	switch {
 	case v <= math.MaxUint8:
 		return append(b, 0xcc, byte(v))
 	case v <= math.MaxUint16:
@@ -78,9 +99,16 @@ func appendU32(b []byte, v uint32) []byte {
 }
 
 func appendI32(b []byte, v int32) []byte {
+	if v >= 0 && v <= 0x7f {
+		return append(b, byte(v))
+	}
+	return appendI32Long(b, v)
+}
+
+func appendI32Long(b []byte, v int32) []byte {
 	switch {
 	case v >= 0:
-		return appendU32(b, uint32(v))
+		return appendU32Long(b, uint32(v))
 	case v >= -32:
 		return append(b, byte(v))
 	case v >= math.MinInt8:
