@@ -70,7 +70,8 @@ TOOLS, github.com/google/pprof/profile < cmd/att-stats;
 
 # Scripts: benchmarks and generators, beside the tools.
 TOOLS, internal/sqttgen, internal/testutil, scripts/internal/measure
-  < scripts/bench-batch, scripts/bench-cdec/count, scripts/bench-cdec/gen, scripts/bench-cores,
+  < scripts/bench-batch, scripts/bench-cdec/count, scripts/bench-cdec/gen, scripts/bench-cdec/threads,
+    scripts/bench-cores,
     scripts/bench-decode, scripts/bench-fs, scripts/bench-pipeline, scripts/bench-rcv,
     scripts/difffuzz, scripts/gentrace, scripts/soak-kill;
 `
