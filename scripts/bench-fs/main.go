@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -37,19 +36,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-fs:", err)
 		os.Exit(1)
 	}
-}
-
-// timed runs a command and returns its wall and system time.
-func timed(name string, args ...string) (wall, sys time.Duration, err error) {
-	cmd := exec.Command(name, args...)
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	err = cmd.Run()
-	wall = time.Since(start)
-	if cmd.ProcessState != nil {
-		sys = cmd.ProcessState.SystemTime()
-	}
-	return wall, sys, err
 }
 
 func bench(size string, jobs, runs int, keep string) error {
@@ -83,17 +69,18 @@ func bench(size string, jobs, runs int, keep string) error {
 	fmt.Printf("trace: %.1f MB\n", float64(st.Size())/1e6)
 	out := filepath.Join(work, "out")
 	cp := filepath.Join(work, "copy")
-	var toolWall, cpWall, toolSys, cpSys []time.Duration
+	fmt.Printf("load average before: %s\n", measure.LoadAvg())
+	var tool, cpr []measure.Result
 	var files, bytes int64
 	for r := 0; r < runs; r++ {
 		os.RemoveAll(out)
 		os.RemoveAll(cp)
 		syscall.Sync()
-		w, s, err := timed(filepath.Join(bin, "att-tool"), "-d", out, "-j", fmt.Sprint(jobs), "--backend", "native", "--formats", "json", capDir)
+		t, err := measure.Run("", nil, filepath.Join(bin, "att-tool"), "-d", out, "-j", fmt.Sprint(jobs), "--backend", "native", "--formats", "json", capDir)
 		if err != nil {
-			return fmt.Errorf("att-tool: %v", err)
+			return err
 		}
-		toolWall, toolSys = append(toolWall, w), append(toolSys, s)
+		tool = append(tool, t)
 		if r == 0 {
 			filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
 				if err == nil && d.Type().IsRegular() {
@@ -106,19 +93,36 @@ func bench(size string, jobs, runs int, keep string) error {
 			})
 		}
 		syscall.Sync()
-		w, s, err = timed("cp", "-r", out, cp)
+		c, err := measure.Run("", nil, "cp", "-r", out, cp)
 		if err != nil {
-			return fmt.Errorf("cp -r: %v", err)
+			return err
 		}
-		cpWall, cpSys = append(cpWall, w), append(cpSys, s)
+		cpr = append(cpr, c)
+		fmt.Printf("run %d: att-tool %v, cp -r %v\n", r+1, t.Wall.Round(time.Millisecond), c.Wall.Round(time.Millisecond))
 	}
-	tw, cw := measure.Median(toolWall), measure.Median(cpWall)
-	ts, cs := measure.Median(toolSys), measure.Median(cpSys)
 	fmt.Printf("tree: %d files, %.1f MB\n", files, float64(bytes)/1e6)
-	fmt.Printf("att-tool -j %d (decode included): %v wall, %v system (%.1f µs a file)\n", jobs,
-		tw.Round(time.Millisecond), ts.Round(time.Millisecond), float64(ts.Microseconds())/float64(files))
-	fmt.Printf("cp -r of its tree: %v wall, %v system (%.1f µs a file)\n",
-		cw.Round(time.Millisecond), cs.Round(time.Millisecond), float64(cs.Microseconds())/float64(files))
-	fmt.Printf("ratio att-tool / cp -r: %.2fx wall (goal at most 1.00x)\n", float64(tw)/float64(cw))
+	tw, ts, tu := medians(tool)
+	cw, cs, cu := medians(cpr)
+	perFile := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(files) }
+	for _, l := range []struct {
+		name         string
+		wall, s, usr time.Duration
+	}{{fmt.Sprintf("att-tool -j %d (decode included)", jobs), tw, ts, tu}, {"cp -r of its tree", cw, cs, cu}} {
+		fmt.Printf("%s: %v wall (%.1f µs a file), %v system (%.1f µs a file), %v user (%.1f µs a file)\n", l.name,
+			l.wall.Round(time.Millisecond), perFile(l.wall), l.s.Round(time.Millisecond), perFile(l.s),
+			l.usr.Round(time.Millisecond), perFile(l.usr))
+	}
+	fmt.Printf("ratio att-tool / cp -r: %.2fx wall (goal at most 1.00x), %.2fx system, %.2fx system+user\n",
+		float64(tw)/float64(cw), float64(ts)/float64(cs), float64(ts+tu)/float64(cs+cu))
+	fmt.Printf("load average after: %s\n", measure.LoadAvg())
 	return nil
+}
+
+// medians returns the median wall, system and user times of runs.
+func medians(runs []measure.Result) (wall, sys, user time.Duration) {
+	var w, s, u []time.Duration
+	for _, r := range runs {
+		w, s, u = append(w, r.Wall), append(s, r.Sys), append(u, r.User)
+	}
+	return measure.Median(w), measure.Median(s), measure.Median(u)
 }
