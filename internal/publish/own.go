@@ -2,7 +2,6 @@ package publish
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,15 +56,19 @@ type manifest struct {
 }
 
 func (m *manifest) encode() []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\ntool %s\nrun %s\n", manifestMagic, strconv.Quote(m.tool), m.run)
+	b := fmt.Appendf(nil, "%s\ntool %s\nrun %s\n", manifestMagic, strconv.Quote(m.tool), m.run)
+	line := func(key, val string) {
+		b = append(b, key...)
+		b = strconv.AppendQuote(append(b, ' '), val)
+		b = append(b, '\n')
+	}
 	for _, s := range m.siblings {
-		fmt.Fprintf(&b, "sibling %s\n", strconv.Quote(s))
+		line("sibling", s)
 	}
 	for _, f := range m.files {
-		fmt.Fprintf(&b, "file %s\n", strconv.Quote(f))
+		line("file", f)
 	}
-	return b.Bytes()
+	return b
 }
 
 // readManifest reads the mark of folder dir; nil when there is none or it
@@ -113,27 +116,35 @@ func readManifest(dir string) *manifest {
 // writeManifest lists every file under tmp (the folder being built) and
 // the siblings, and writes the mark into tmp.
 func writeManifest(tmp, run string, siblings []string) error {
-	m := &manifest{tool: toolName(), run: run, siblings: siblings}
-	err := filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(tmp, p)
-		if err != nil {
-			return err
-		}
-		if rel != ManifestName {
-			m.files = append(m.files, filepath.ToSlash(rel))
-		}
-		return nil
-	})
+	files, err := listFiles(tmp, "", nil)
 	if err != nil {
 		return err
 	}
+	m := &manifest{tool: toolName(), run: run, files: files, siblings: siblings}
 	return os.WriteFile(filepath.Join(tmp, ManifestName), m.encode(), 0o666)
+}
+
+// listFiles appends the slash-separated paths, each after prefix, of the
+// files under dir but the mark, in filepath.WalkDir's order (a folder's
+// names sorted, a subfolder's files at its name). A viewer folder holds a
+// file per wave, hundreds of thousands: no filepath.Rel per file.
+func listFiles(dir, prefix string, files []string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return files, err
+	}
+	for _, e := range ents {
+		rel := prefix + e.Name()
+		switch {
+		case e.IsDir():
+			if files, err = listFiles(filepath.Join(dir, e.Name()), rel+"/", files); err != nil {
+				return files, err
+			}
+		case rel != ManifestName:
+			files = append(files, rel)
+		}
+	}
+	return files, nil
 }
 
 // HasMark reports whether folder dir carries the mark of an attkit output

@@ -3,8 +3,10 @@ package publish
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -133,4 +135,30 @@ func TestRollbackAside(t *testing.T) {
 	defer func() { noExchange = false }()
 	TestCommitRollback(t)
 	TestCommitNewReplaceRefuse(t)
+}
+
+// TestListFiles: the mark lists a folder's files in filepath.WalkDir's
+// order, subfolders included, the mark left out.
+func TestListFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a.json", "a/b.json", "a/c/d", "a-b", "se1_wv2.json", "se1_wv10.json", ManifestName, "z/" + ManifestName} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(dir, p)
+		if err == nil && !d.IsDir() && rel != ManifestName {
+			want = append(want, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	got, err := listFiles(dir, "", nil)
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("listFiles = %q, %v; want %q", got, err, want)
+	}
 }
