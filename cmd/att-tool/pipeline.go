@@ -755,8 +755,13 @@ func (p *pipeline) warn(format string, args ...any) {
 
 // write writes the viewer folder and stats CSV of one output from its
 // traces' record files, as att-rcv and att-stats do.
-func (p *pipeline) write(ctx context.Context, o *output) error {
-	defer o.folder.Close()
+func (p *pipeline) write(ctx context.Context, o *output) (err error) {
+	defer func() {
+		// The viewer files still being written, and their error.
+		if cerr := o.folder.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	fo := fold.New(o.code.ix)
 	sel, err := waveselect.New(o.code.ix, p.f.selectOptions())
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"sync"
 )
@@ -13,16 +14,40 @@ import (
 // with no temporary name, rename, fsync or chmod of its own, since the
 // folder is put on disk and in place as a whole. On Unix the folder is held
 // open and files are created relative to it (openat), so a file costs
-// three system calls where os.WriteFile's path costs five. A Files is safe
-// for concurrent use; Close may come from a signal handler's goroutine,
-// after which writes fail.
+// three system calls where os.WriteFile's path costs five.
+//
+// WriteFileLater hands a file to one writer goroutine and returns, so that
+// the caller makes the next file while the kernel creates this one (on
+// another core); Wait waits for them. A Files is safe for concurrent use;
+// Close may come from a signal handler's goroutine, after which writes
+// fail.
 type Files struct {
 	dir string
 
-	mu     sync.Mutex
-	h      dirHandle // opened at the first write
+	mu     sync.RWMutex // held shared while a file is created
+	h      dirHandle    // opened at the first write
 	closed bool
+
+	sendMu sync.Mutex // held while a file is queued, and to stop the queue
+	q      *fileQueue // started at the first WriteFileLater
 }
+
+// A fileQueue is the files WriteFileLater queued and their writer.
+type fileQueue struct {
+	files   chan queuedFile
+	free    chan []byte // buffers of written files, for reuse
+	pending sync.WaitGroup
+	errMu   sync.Mutex
+	err     error // the first failed write
+}
+
+type queuedFile struct {
+	name string
+	data []byte
+}
+
+// queueLen is how many files wait for the writer at most.
+const queueLen = 64
 
 // errFilesClosed is what writes get after Close.
 var errFilesClosed = errors.New("publish: work folder closed")
@@ -32,22 +57,6 @@ func NewFiles(dir string) *Files { return &Files{dir: dir} }
 
 // Dir returns the folder's path.
 func (d *Files) Dir() string { return d.dir }
-
-func (d *Files) handle() (dirHandle, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return dirHandle{}, errFilesClosed
-	}
-	if !d.h.ok() {
-		h, err := openDirHandle(d.dir)
-		if err != nil {
-			return dirHandle{}, err
-		}
-		d.h = h
-	}
-	return d.h, nil
-}
 
 // WriteFile creates the file name (a base name) in the folder with data,
 // with mode 0666 less the umask; a file of that name made before is
@@ -71,15 +80,105 @@ func (d *Files) Create(name string) (io.WriteCloser, error) {
 	if name == "" || filepath.Base(name) != name || name == "." || name == ".." {
 		return nil, fmt.Errorf("publish: %q is not a base name", name)
 	}
-	h, err := d.handle()
-	if err != nil {
-		return nil, err
+	d.mu.Lock()
+	if !d.closed && !d.h.ok() {
+		h, err := openDirHandle(d.dir)
+		if err != nil {
+			d.mu.Unlock()
+			return nil, &fs.PathError{Op: "open", Path: filepath.Join(d.dir, name), Err: unwrapPath(err)}
+		}
+		d.h = h
 	}
-	return h.create(d.dir, name)
+	d.mu.Unlock()
+	// Shared: Close does not let the folder go while a file is created in
+	// it (its descriptor could be another file's by then).
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return nil, errFilesClosed
+	}
+	return d.h.create(d.dir, name)
 }
 
-// Close lets the folder go: later writes fail. Files already created stay.
+// WriteFileLater is WriteFile done by the Files' writer goroutine, in the
+// order of the calls: data is copied, and the call returns once the file
+// is queued. It returns the error of a queued file that failed (then no
+// more are written), else nil; Wait returns it too.
+func (d *Files) WriteFileLater(name string, data []byte) error {
+	d.sendMu.Lock()
+	defer d.sendMu.Unlock()
+	if d.q == nil {
+		d.mu.RLock()
+		closed := d.closed
+		d.mu.RUnlock()
+		if closed {
+			return errFilesClosed
+		}
+		d.q = &fileQueue{files: make(chan queuedFile, queueLen), free: make(chan []byte, queueLen+2)}
+		go d.q.run(d, d.q.files)
+	}
+	if d.q.files == nil {
+		return errFilesClosed
+	}
+	if err := d.q.failed(); err != nil {
+		return err
+	}
+	var buf []byte
+	select {
+	case buf = <-d.q.free:
+	default:
+	}
+	d.q.pending.Add(1)
+	d.q.files <- queuedFile{name, append(buf[:0], data...)}
+	return nil
+}
+
+// run writes the queued files until the queue is closed.
+func (q *fileQueue) run(d *Files, files <-chan queuedFile) {
+	for f := range files {
+		if q.failed() == nil {
+			if err := d.WriteFile(f.name, f.data); err != nil {
+				q.errMu.Lock()
+				q.err = err
+				q.errMu.Unlock()
+			}
+		}
+		select {
+		case q.free <- f.data:
+		default:
+		}
+		q.pending.Done()
+	}
+}
+
+func (q *fileQueue) failed() error {
+	q.errMu.Lock()
+	defer q.errMu.Unlock()
+	return q.err
+}
+
+// Wait waits until the files queued by WriteFileLater are written and
+// returns the first error of one.
+func (d *Files) Wait() error {
+	d.sendMu.Lock()
+	q := d.q
+	d.sendMu.Unlock()
+	if q == nil {
+		return nil
+	}
+	q.pending.Wait()
+	return q.failed()
+}
+
+// Close lets the folder go: later writes fail, and so do queued files not
+// yet written. Files already created stay.
 func (d *Files) Close() error {
+	d.sendMu.Lock()
+	if d.q != nil && d.q.files != nil {
+		close(d.q.files) // the writer ends after the queued files
+		d.q.files = nil
+	}
+	d.sendMu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true

@@ -182,8 +182,21 @@ func (f *Folder) Dir() string { return f.dir }
 // writers that need a path (source snapshots).
 func (f *Folder) TempDir() string { return f.tmp }
 
-// WriteFile writes a file of the folder.
+// WriteFile writes a file of the folder. The folder's writer goroutine
+// creates it while the caller goes on (publish.Files.WriteFileLater): an
+// error may come from a later call, naming its file.
 func (f *Folder) WriteFile(name string, data []byte) error {
+	if f.files != nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.closed {
+			return errClosed
+		}
+		if err := f.files.WriteFileLater(name, data); err != nil {
+			return f.queuedError(err)
+		}
+		return nil
+	}
 	return f.write(name, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
@@ -201,12 +214,37 @@ func (f *Folder) Stream(name string, write func(w io.Writer) error) error {
 	})
 }
 
+// queuedError names the file of a failed queued write by its place in
+// the target folder.
+func (f *Folder) queuedError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("writing %s: %w", filepath.Join(f.dir, filepath.Base(pe.Path)), pe.Err)
+	}
+	return fmt.Errorf("writing %s: %w", f.dir, err)
+}
+
+// wait waits for the queued files (see WriteFile) and returns the error
+// of one that failed.
+func (f *Folder) wait() error {
+	if f.files == nil {
+		return nil
+	}
+	if err := f.files.Wait(); err != nil {
+		return f.queuedError(err)
+	}
+	return nil
+}
+
 // write creates the file name of the folder and fills it with fill.
 func (f *Folder) write(name string, fill func(w io.Writer) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return errClosed
+	}
+	if err := f.wait(); err != nil {
+		return err
 	}
 	var w io.WriteCloser
 	var err error
@@ -235,6 +273,9 @@ func (f *Folder) Spool() (*os.File, error) {
 	defer f.mu.Unlock()
 	if f.closed {
 		return nil, errClosed
+	}
+	if err := f.wait(); err != nil {
+		return nil, err
 	}
 	sp, err := os.CreateTemp(f.tmp, ".spool-")
 	if err != nil {
@@ -285,6 +326,10 @@ func (f *Folder) Commit() error {
 	}
 	if f.shared {
 		return errors.New("rcv: the folder is part of a Set: commit the Set")
+	}
+	if err := f.wait(); err != nil {
+		f.abort()
+		return err
 	}
 	f.closeFiles()
 	if f.inside {
@@ -344,12 +389,15 @@ func (f *Folder) abort() {
 }
 
 // Close ends the writing of a folder that is one output of the caller's
-// Set (FolderOptions.Set), before the caller commits the Set: later writes
-// fail. Commit and Abort do it for the others.
-func (f *Folder) Close() {
+// Set (FolderOptions.Set), before the caller commits the Set: it waits for
+// the files still being written and returns the error of one that failed;
+// later writes fail. Commit and Abort do it for the others.
+func (f *Folder) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	err := f.wait()
 	f.closeFiles()
+	return err
 }
 
 // closeFiles lets the folder's directory go (files made after fail).

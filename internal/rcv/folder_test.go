@@ -182,3 +182,60 @@ func TestFolderSymlink(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFolderQueuedWrites: files handed to the folder's writer goroutine
+// are all there at Commit, in the bytes given even when the caller reuses
+// its buffer; a queued file that fails makes Commit fail, naming that file
+// in the target folder, and leaves nothing behind.
+func TestFolderQueuedWrites(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "ui")
+	f, err := NewFolder(dir, FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0, 64)
+	for i := range 500 {
+		buf = append(buf[:0], strings.Repeat("x", i%64)...)
+		if err := f.WriteFile(WaveFileName(0, 0, 0, i), buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		data, err := os.ReadFile(filepath.Join(dir, WaveFileName(0, 0, 0, i)))
+		if err != nil || string(data) != strings.Repeat("x", i%64) {
+			t.Fatalf("file %d: %q, %v", i, data, err)
+		}
+	}
+
+	dir = filepath.Join(base, "ui2")
+	if f, err = NewFolder(dir, FolderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WriteFile("a.json", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := f.WriteFile("b.json", []byte("b")); err == nil {
+		t.Error("write after Close: no error")
+	}
+	f.Abort()
+
+	if f, err = NewFolder(dir, FolderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(f.TempDir()) // every create fails now
+	f.WriteFile("c.json", []byte("c"))
+	err = f.Commit()
+	if err == nil || !strings.Contains(err.Error(), "writing "+filepath.Join(dir, "c.json")+": ") {
+		t.Errorf("Commit after a failed queued write: %v, want an error naming %s", err, filepath.Join(dir, "c.json"))
+	}
+	if ents, _ := os.ReadDir(base); len(ents) != 1 || ents[0].Name() != "ui" {
+		t.Errorf("left in %s: %v", base, ents)
+	}
+}
