@@ -399,7 +399,13 @@ func (r *rdna) scan(fast int64) error {
 func (r *rdna) deliverBlock(toks []rdnaTok) error {
 	if r.gen >= 12 {
 		for i := range toks {
-			if err := r.handle(&toks[i]); err != nil {
+			var err error
+			if toks[i].typ == rInst {
+				err = r.inst(&toks[i])
+			} else {
+				err = r.handle(&toks[i])
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -427,10 +433,16 @@ func (r *rdna) deliverBlock(toks []rdnaTok) error {
 			g, T, open = i, t.t, true
 		case t.t > T:
 			for j := g; j < i; j++ {
-				if toks[j].typ != rHandled {
-					if err := r.handle(&toks[j]); err != nil {
-						return err
-					}
+				var err error
+				switch toks[j].typ {
+				case rHandled:
+				case rInst:
+					err = r.inst(&toks[j])
+				default:
+					err = r.handle(&toks[j])
+				}
+				if err != nil {
+					return err
 				}
 			}
 			g, T = i, t.t
@@ -626,52 +638,7 @@ func (r *rdna) handle(t *rdnaTok) error {
 	v := t.v
 	switch t.typ {
 	case rInst:
-		var slot, code uint64
-		var w64 bool
-		if r.version <= 3 {
-			slot, code, w64 = v>>8&31, v>>13&0x7F, v>>7&1 != 0
-		} else {
-			slot, code, w64 = v>>7&31, v>>12&0xFF, v>>6&1 != 0
-		}
-		m := &r.scaled[code&0xFF]
-		if m.other {
-			return r.otherInst(t.t, m)
-		}
-		s := r.slots[slot&31]
-		if len(s) == 0 {
-			return nil
-		}
-		w, now := s[len(s)-1], t.t
-		w.bx(now)
-		if !m.usual || w.trap != trapRestored {
-			if r.instSpecial(w, now, code, m) {
-				return nil
-			}
-		}
-		w.end = now
-		cycles := m.cycles
-		if w64 && r.ps.rules.wave64Double {
-			// Wave64 under 0.1.6: two passes, twice the cycles
-			// (other-SIMD records and the trap's CONTEXT are not
-			// doubled). The newest source parses the bit and ignores
-			// it (2.3.6).
-			cycles *= 2
-		}
-		in := wire.Instruction{Time: now, Category: m.cat, Duration: int32(cycles)}
-		if w.curState == wire.StateStall && w.stateStart < now {
-			in.Stall = uint32(now - w.stateStart)
-			in.Duration += int32(in.Stall)
-			in.Time = w.stateStart
-			if w.xnack {
-				w.xnack = false
-				w.lastXnack = now
-			}
-		}
-		w.insts = append(w.insts, in)
-		if code == codeJump {
-			w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
-		}
-		w.setState(wire.StateExec, now)
+		return r.inst(t)
 	case rValuInst:
 		s := r.slots[v>>7&31]
 		if len(s) == 0 {
@@ -862,6 +829,63 @@ func (r *rdna) otherInst(t int64, m *rdnaScaled) error {
 		r.other = r.other[:0]
 		return err
 	}
+	return nil
+}
+
+// inst applies an INST token: handle's case, also called directly for
+// the most frequent token (deliverBlock), so it starts with handle's
+// preamble test. The usual case is written out here, the rest is in
+// otherInst and instSpecial.
+func (r *rdna) inst(t *rdnaTok) error {
+	if r.plFlag || len(r.realtime) >= r.rtLimit {
+		return r.handle(t) // which comes back here without a preamble
+	}
+	v := t.v
+	var slot, code uint64
+	var w64 bool
+	if r.version <= 3 {
+		slot, code, w64 = v>>8&31, v>>13&0x7F, v>>7&1 != 0
+	} else {
+		slot, code, w64 = v>>7&31, v>>12&0xFF, v>>6&1 != 0
+	}
+	m := &r.scaled[code&0xFF]
+	if m.other {
+		return r.otherInst(t.t, m)
+	}
+	s := r.slots[slot&31]
+	if len(s) == 0 {
+		return nil
+	}
+	w, now := s[len(s)-1], t.t
+	w.bx(now)
+	if !m.usual || w.trap != trapRestored {
+		if r.instSpecial(w, now, code, m) {
+			return nil
+		}
+	}
+	w.end = now
+	cycles := m.cycles
+	if w64 && r.ps.rules.wave64Double {
+		// Wave64 under 0.1.6: two passes, twice the cycles (other-SIMD
+		// records and the trap's CONTEXT are not doubled). The newest
+		// source parses the bit and ignores it (2.3.6).
+		cycles *= 2
+	}
+	in := wire.Instruction{Time: now, Category: m.cat, Duration: int32(cycles)}
+	if w.curState == wire.StateStall && w.stateStart < now {
+		in.Stall = uint32(now - w.stateStart)
+		in.Duration += int32(in.Stall)
+		in.Time = w.stateStart
+		if w.xnack {
+			w.xnack = false
+			w.lastXnack = now
+		}
+	}
+	w.insts = append(w.insts, in)
+	if code == codeJump {
+		w.pcInfos = append(w.pcInfos, pcInfo{len(w.insts), wire.PC{}})
+	}
+	w.setState(wire.StateExec, now)
 	return nil
 }
 
