@@ -112,8 +112,9 @@ func TestSynthTrace(t *testing.T) {
 // generator running the gfx942 test kernels ("gen", internal/sqttgen), and
 // the trace named by SQTT_BENCH_TRACE with the index named by
 // SQTT_BENCH_INDEX ("file", e.g. a 100 MB trace from scripts/gentrace). It
-// reports MB/s, instructions/s and allocations, and the same per CPU
-// second, which says more on a shared machine.
+// reports MB/s, instructions/s and allocations (per decode and per
+// instruction decoded), and the same per CPU second, which says more on a
+// shared machine.
 func BenchmarkDecode(b *testing.B) {
 	b.Run("loop", func(b *testing.B) {
 		data, _ := synthTrace(400, 1000) // about 48 MB
@@ -166,6 +167,8 @@ func benchDecode(b *testing.B, data []byte, prov isa.Provider, heap bool) {
 		runtime.ReadMemStats(&ms)
 		base = ms.HeapAlloc
 	}
+	runtime.ReadMemStats(&ms)
+	mallocs := ms.Mallocs
 	cpu0 := testutil.CPUTime()
 	for b.Loop() {
 		insts = 0
@@ -185,6 +188,8 @@ func benchDecode(b *testing.B, data []byte, prov isa.Provider, heap bool) {
 		}
 	}
 	cpu := (testutil.CPUTime() - cpu0).Seconds()
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.Mallocs-mallocs)/float64(max(insts*b.N, 1)), "allocs/inst")
 	b.ReportMetric(float64(insts)*float64(b.N)/b.Elapsed().Seconds(), "inst/s")
 	b.ReportMetric(float64(insts), "inst/op")
 	b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu, "MB/cpu-s")
