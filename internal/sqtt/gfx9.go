@@ -821,9 +821,8 @@ func (g *gfx9) inst(v uint64, off, now int64) error {
 		p = end(prev)
 	}
 	phase := (g.phase + int64(simd)) & 3 // g.phase and simd are not negative
-	if k < len(w.lastOfType) {
-		w.lastOfType[k] = j + 1
-	}
+	// Every type is kept, without a test: only the replayed ones are read.
+	w.lastOfType[k&31] = j + 1
 	if k == instOtherMsg && g.ps.rules.dropOtherMsg {
 		// 0.1.6 deletes an OTHER_MSG like a dropped type (so the
 		// issue indices after it go stale) but remembers its time, for

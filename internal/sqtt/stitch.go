@@ -38,7 +38,7 @@ type wave struct {
 	pcInfos                    []pcInfo
 	trap                       int
 	trapping                   bool
-	lastOfType                 [17]int
+	lastOfType                 [32]int  // by INST type: 1 + the index of the last entry
 	exclBarrier                bool     // gfx12 header bit 59: barrier waits may have no token
 	gaps                       []pcInfo // barrier waits found without a token (3.5 step 9)
 	// lastNone is the time of the wave's last RDNA INST token of a code
