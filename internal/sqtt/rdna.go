@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 
 	"github.com/attkit/attkit/internal/wire"
 )
@@ -1109,7 +1110,7 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 		r.occ = append(r.occ, wire.Occupancy{Time: uint64(now - 1), CU: cu, SIMD: simd, WaveID: slot})
 	}
 	o.running, o.pc = true, pc
-	r.occ = append(r.occ, wire.Occupancy{PC: pc, Time: uint64(now), CU: cu, SIMD: simd, WaveID: slot,
+	r.occ = append(doubled(r.occ), wire.Occupancy{PC: pc, Time: uint64(now), CU: cu, SIMD: simd, WaveID: slot,
 		Start: true, MEID: me, PipeID: pipe, IsExt: isExt, WorkgroupID: wg})
 	if err := r.occFull(true); err != nil {
 		return err
@@ -1126,6 +1127,22 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 		r.newWave(now, slot, pc, me, pipe, wg)
 	}
 	return nil
+}
+
+// doubled returns s with room for one more element: when it is full, with
+// twice the capacity (at least 256 more, and no more than enough for 2^16
+// records while it holds fewer). append grows a large slice by a quarter
+// at a time, so that the occupancy pool, filled to 2^16 records once per
+// decode, was copied and cleared about five times its size.
+func doubled[T any](s []T) []T {
+	if len(s) < cap(s) {
+		return s
+	}
+	n := max(len(s), 256)
+	if len(s) < 1<<16 {
+		n = min(n, 1<<16-len(s))
+	}
+	return slices.Grow(s, n)
 }
 
 // occFull flushes pending occupancy records: in a double-buffered capture
@@ -1176,7 +1193,7 @@ func (r *rdna) waveEnd(t rdnaTok) error {
 	} else {
 		r.occFront = append(r.occFront, wire.Occupancy{CU: cu, SIMD: simd, WaveID: slot, Start: true})
 	}
-	r.occ = append(r.occ, wire.Occupancy{PC: r.regs.code.late(pc), Time: uint64(now), CU: cu, SIMD: simd,
+	r.occ = append(doubled(r.occ), wire.Occupancy{PC: r.regs.code.late(pc), Time: uint64(now), CU: cu, SIMD: simd,
 		WaveID: slot})
 	return r.occFull(false)
 }
