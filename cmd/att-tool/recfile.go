@@ -51,22 +51,6 @@ func (r *recFile) end(err error) {
 	r.grew.Broadcast()
 }
 
-// wait blocks until the decode ended and returns how (ctx's error when ctx
-// ends first).
-func (r *recFile) wait(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, r.grew.Broadcast)
-	defer stop()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for !r.done && ctx.Err() == nil {
-		r.grew.Wait()
-	}
-	if !r.done {
-		return ctx.Err()
-	}
-	return r.err
-}
-
 // follow returns a reader of the file f (the record file opened for
 // reading) that reads what the decode wrote so far and waits for more
 // until it ends: io.EOF when it ended complete, errTraceFailed when it
