@@ -4,11 +4,16 @@
 // from the rest of att-decode even on a loaded machine, where wall times
 // say little. It prints one line on stderr:
 //
-//	threads N largest L rest R cpu C
+//	threads N largest L rest R cpu C wait W life T
 //
 // with the largest thread's CPU seconds, the others' sum and the total;
-// the command's stdout and stderr pass through, and its exit status is
-// threads' own.
+// W is the seconds the largest thread was runnable but waiting for a core
+// (the kernel's run-queue delay), and T the seconds it was seen alive
+// (first to last poll), so that T-L-W is about the time it slept or was
+// blocked. CPU and wait times come from each thread's schedstat (nanoseconds)
+// where the kernel has it, else CPU from stat in clock ticks and no wait
+// (W is then -1). The command's stdout and stderr pass through, and its
+// exit status is threads' own.
 //
 // Usage:
 //
@@ -42,7 +47,7 @@ func main() {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	cpu := map[string]int64{} // tid -> last utime+stime seen, in ticks
+	cpu := map[string]*task{}
 	dir := fmt.Sprintf("/proc/%d/task", cmd.Process.Pid)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
@@ -56,19 +61,19 @@ loop:
 			poll(dir, cpu)
 		}
 	}
-	var all []int64
-	var total int64
+	var all []*task
+	var total float64
 	for _, v := range cpu {
 		all = append(all, v)
-		total += v
+		total += v.cpu
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i] > all[j] })
-	var largest int64
+	sort.Slice(all, func(i, j int) bool { return all[i].cpu > all[j].cpu })
+	largest := &task{wait: -1}
 	if len(all) > 0 {
 		largest = all[0]
 	}
-	fmt.Fprintf(os.Stderr, "threads %d largest %.2f rest %.2f cpu %.2f\n", len(all),
-		float64(largest)/ticks, float64(total-largest)/ticks, float64(total)/ticks)
+	fmt.Fprintf(os.Stderr, "threads %d largest %.3f rest %.3f cpu %.3f wait %.3f life %.3f\n", len(all),
+		largest.cpu, total-largest.cpu, total, largest.wait, largest.last.Sub(largest.first).Seconds())
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			os.Exit(ee.ExitCode())
@@ -77,24 +82,65 @@ loop:
 	}
 }
 
-// poll reads utime and stime (fields 14 and 15 of stat) of every thread
-// under dir into cpu.
-func poll(dir string, cpu map[string]int64) {
+// A task is what poll last saw of one thread.
+type task struct {
+	cpu, wait   float64   // seconds on a core, and runnable waiting for one (-1: unknown)
+	first, last time.Time // first and last poll that saw it
+}
+
+// poll reads the CPU and run-queue wait times of every thread under dir
+// into cpu: from schedstat (run and wait nanoseconds), else utime and stime
+// (fields 14 and 15 of stat, in ticks).
+func poll(dir string, cpu map[string]*task) {
+	now := time.Now()
 	tasks, _ := os.ReadDir(dir)
 	for _, t := range tasks {
-		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "stat"))
-		if err != nil {
-			continue
+		c, w, ok := schedstat(filepath.Join(dir, t.Name(), "schedstat"))
+		if !ok {
+			if c, ok = stat(filepath.Join(dir, t.Name(), "stat")); !ok {
+				continue
+			}
+			w = -1
 		}
-		// The command name, in parentheses, may hold spaces: the fields
-		// counted from 3 start after its closing parenthesis.
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 13 {
-			continue
+		k := cpu[t.Name()]
+		if k == nil {
+			k = &task{first: now}
+			cpu[t.Name()] = k
 		}
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		k, _ := strconv.ParseInt(f[12], 10, 64)
-		cpu[t.Name()] = u + k
+		k.cpu, k.wait, k.last = c, w, now
 	}
+}
+
+func schedstat(path string) (cpu, wait float64, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, 0, false
+	}
+	r, err1 := strconv.ParseInt(f[0], 10, 64)
+	w, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return float64(r) / 1e9, float64(w) / 1e9, true
+}
+
+func stat(path string) (cpu float64, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	// The command name, in parentheses, may hold spaces: the fields
+	// counted from 3 start after its closing parenthesis.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return float64(u+k) / ticks, true
 }
