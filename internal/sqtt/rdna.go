@@ -66,9 +66,9 @@ type rdna struct {
 	prevPos int64 // bit position of the previous token
 	clock   int64
 	table   *[256]rdnaEntry
-	packed  [256]uint64  // table packed for scan: typ | bits<<8 | tb<<16 | (1<<tw-1)<<32
-	toks    [256]rdnaTok // scan's block of tokens
-	gen     int          // 10, 11, 12: the reader and layout generation
+	packed  [256]scanEntry // the token table for scan (pack)
+	toks    [256]rdnaTok   // scan's block of tokens
+	gen     int            // 10, 11, 12: the reader and layout generation
 	extSkip bool
 	plFlag  bool // packet-loss flag raised by a TIMESTAMP
 	q       []rdnaTok
@@ -112,12 +112,47 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 	default:
 		r.gen, r.table = 12, pick(ps.rules.nibble0111Token, gfx12Table016, gfx12Table)
 	}
-	for i, e := range r.table {
-		r.packed[i] = uint64(e.typ) | uint64(e.bits)<<8 | uint64(e.tb)<<16 | (1<<e.tw-1)<<32
-	}
+	r.pack()
 	r.setInsts()
 	r.scale()
 	return r
+}
+
+// scanEntry is an entry of scan's token table: the type, the length in
+// bits, the time field's start bit and mask, a constant added to the
+// clock (4 for a TIME token), whether scan delivers the token (1 or 0) and
+// whether it hands it to its rare step (a token longer than 60 bits, and
+// on gfx12 a WAVE_START_EXT).
+type scanEntry struct {
+	typ, bits, tb, add uint8
+	deliver, rare      uint8
+	mask               uint16
+}
+
+// pack fills r.packed from r.table, the generation and the rules.
+func (r *rdna) pack() {
+	for i, e := range r.table {
+		v := scanEntry{typ: e.typ, bits: e.bits, tb: e.tb, mask: 1<<e.tw - 1, deliver: 1}
+		switch e.typ {
+		case rNop:
+			v.deliver = 0
+		case rTime:
+			v.deliver, v.add = 0, 4
+		case rTimestamp:
+			v.deliver, v.rare = 0, 1
+		case rWaveStartExt:
+			if r.ps.rules.waveStartExtDelta {
+				v.deliver = 0 // 0.1.6 reads it as a time delta only (2.3.4)
+			}
+			if r.gen >= 12 {
+				v.rare = 1 // the extension bytes that follow are skipped
+			}
+		}
+		if e.bits > 60 {
+			v.rare = 1 // scanRun's window may lack its last 4 bits
+		}
+		r.packed[i] = v
+	}
 }
 
 // pick is old016 when rule holds, else newest.
@@ -318,7 +353,8 @@ func (r *rdna) read() error {
 // them, then returns for a context check. It reads a block of tokens into
 // r.toks in a loop without calls, then delivers them; a TIMESTAMP ends a
 // block and is applied after it, so that its packet-loss flag and realtime
-// sample come between the same deliveries as in read.
+// sample come between the same deliveries as in read. scanRun reads the
+// usual tokens; scan reads the rare ones (see scanEntry) again here.
 func (r *rdna) scan(fast int64) error {
 	buf := r.buf
 	base := r.bufOff * 8
@@ -328,53 +364,42 @@ func (r *rdna) scan(fast int64) error {
 	clock := r.clock
 	table := &r.packed
 	toks := &r.toks
-	extSkip := r.extSkip
+	if r.extSkip {
+		start, p, r.extSkip = skipExt(buf, start, p, end)
+	}
 	for p < end {
 		n := 0
 		var stamp uint64 // the TIMESTAMP ending the block, if any (never 0)
-	block:
 		for p < end && n < len(toks) {
-			start = p
-			b, sh := buf[p>>3:p>>3+9], uint(p&7)
-			// (b[8]<<1)<<(63-sh) is b[8]<<(64-sh), 0 when sh is 0.
-			w := binary.LittleEndian.Uint64(b)>>sh | uint64(b[8])<<1<<(63-sh)
-			if extSkip {
-				if w&1 != 0 {
-					p += 8
-					continue
-				}
-				extSkip = false
+			var e scanEntry
+			p, start, n, clock, e = scanRun(buf, table, toks, p, end, n, clock)
+			if e.rare == 0 {
+				break
 			}
-			e := table[w&0xFF]
-			typ := uint8(e)
-			p += int64(e >> 8 & 0xFF)
-			clock += int64(w >> (e >> 16 & 63) & (e >> 32))
-			switch typ {
-			case rNop:
-			case rTime:
-				clock += 4
-			case rTimestamp:
+			// A rare token at start, written to toks[n-1] when delivered:
+			// its whole window.
+			sh := uint(start & 7)
+			w := binary.LittleEndian.Uint64(buf[start>>3:])>>sh | uint64(buf[start>>3+8])<<1<<(63-sh)
+			if e.typ == rTimestamp {
 				stamp = w
-				break block
-			case rWaveStartExt:
-				extSkip = r.gen >= 12
-				if r.ps.rules.waveStartExtDelta {
-					break // 0.1.6 reads the pattern as a time delta only (2.3.4)
-				}
-				toks[n] = rdnaTok{v: w, t: clock, typ: typ}
-				n++
-			case rNewPC:
-				t := rdnaTok{v: w, t: clock, typ: typ}
-				if r.gen >= 12 {
-					// The 72-bit gfx12 NEW_PC: the window 8 bits on.
-					b := buf[(start+8)>>3 : (start+8)>>3+9]
-					t.x = binary.LittleEndian.Uint64(b)>>sh | uint64(b[8])<<1<<(63-sh)
-				}
-				toks[n] = t
-				n++
-			default:
-				toks[n] = rdnaTok{v: w, t: clock, typ: typ}
-				n++
+				break
+			}
+			if e.deliver != 0 {
+				toks[n-1].v = w
+			}
+			if e.typ == rNewPC && r.gen >= 12 {
+				// The 72-bit gfx12 NEW_PC: the window 8 bits on.
+				b := buf[(start+8)>>3 : (start+8)>>3+9]
+				toks[n-1].x = binary.LittleEndian.Uint64(b)>>sh | uint64(b[8])<<1<<(63-sh)
+			}
+			if e.typ != rWaveStartExt || r.gen < 12 {
+				continue
+			}
+			// A gfx12 WAVE_START_EXT: the bytes after it whose first bit
+			// is set are skipped.
+			var skip bool
+			if start, p, skip = skipExt(buf, start, p, end); skip {
+				r.extSkip = true
 			}
 		}
 		if err := r.deliverBlock(toks[:n]); err != nil {
@@ -386,8 +411,53 @@ func (r *rdna) scan(fast int64) error {
 			clock = r.clock
 		}
 	}
-	r.pos, r.prevPos, r.clock, r.extSkip = p+base, start+base, clock, extSkip
+	r.pos, r.prevPos, r.clock = p+base, start+base, clock
 	return r.ctx.Err()
+}
+
+// scanRun is scan's loop: it reads tokens from bit p of buf into toks
+// from n on, the clock at clock, while p < end and n < len(toks), and
+// stops after a rare token. It returns the position after the last token
+// read, that token's start, the tokens in the block, the clock and the
+// rare token's table entry (zero when no rare token stopped it). The
+// usual token takes no branch on its type: it is written to the block
+// whatever it is, and the block grows by its deliver field. p is a
+// multiple of 4, as every token length is (TestRDNATokenNibbles), so the
+// window is the 8 bytes at p>>3 or, at an odd nibble, those 4 bits on:
+// 60 bits at least, which hold every token but the rare ones (scan reads
+// those again).
+func scanRun(buf []byte, table *[256]scanEntry, toks *[256]rdnaTok, p, end int64, n int, clock int64) (int64, int64, int, int64, scanEntry) {
+	start := p
+	var last scanEntry
+	for p < end && n < len(toks) {
+		start = p
+		w := binary.LittleEndian.Uint64(buf[p>>3:p>>3+8]) >> (p & 4)
+		e := table[w&0xFF]
+		p += int64(e.bits)
+		clock += int64(w>>(e.tb&63)&uint64(e.mask)) + int64(e.add)
+		t := &toks[uint8(n)]
+		t.v, t.t, t.typ = w, clock, e.typ
+		n += int(e.deliver)
+		if e.rare != 0 {
+			last = e
+			break
+		}
+	}
+	return p, start, n, clock, last
+}
+
+// skipExt skips, from bit p of buf, the bytes whose first bit is set
+// after a gfx12 WAVE_START_EXT (2.3.1), while p < end. It returns the
+// start of the last byte skipped (else start), the next position, and
+// whether the skip goes on at end.
+func skipExt(buf []byte, start, p, end int64) (int64, int64, bool) {
+	for ; p < end; p += 8 {
+		if buf[p>>3]>>(p&7)&1 == 0 {
+			return start, p, false
+		}
+		start = p
+	}
+	return start, p, true
 }
 
 // deliverBlock delivers scan's tokens (deliver outside the reader's

@@ -174,3 +174,23 @@ func TestRDNAGeneratedTraces(t *testing.T) {
 		check(t, got, want)
 	}
 }
+
+// TestRDNATokenNibbles checks what scanRun's window relies on: every RDNA
+// token is a whole number of nibbles long, so a token starts at a multiple
+// of 4 bits, and its time field lies in its first 60 bits (the window
+// scanRun reads the clock from, also for the longer tokens).
+func TestRDNATokenNibbles(t *testing.T) {
+	for name, table := range map[string]*[256]rdnaEntry{
+		"gfx10": gfx10Table, "gfx11": gfx11Table, "gfx12": gfx12Table,
+		"gfx10-016": gfx10Table016, "gfx11-016": gfx11Table016, "gfx12-016": gfx12Table016,
+	} {
+		for i, e := range table {
+			if e.bits == 0 || e.bits%4 != 0 {
+				t.Errorf("%s: entry %#x (type %d) is %d bits long", name, i, e.typ, e.bits)
+			}
+			if e.tw > 0 && int(e.tb)+int(e.tw) > 60 {
+				t.Errorf("%s: entry %#x (type %d): time field at bit %d, %d wide", name, i, e.typ, e.tb, e.tw)
+			}
+		}
+	}
+}
