@@ -8,7 +8,7 @@ import (
 	"github.com/attkit/attkit/internal/testutil"
 )
 
-// TestCores: -j 2 (the decoder and the output side by side) writes what -j
+// TestCores: -j 2 (the decode split over two cores) writes what -j
 // 1 writes, byte for byte, with the same warnings and exit status, for
 // every real trace in both compat modes, and for one trace of each capture
 // from stdin and as JSON; -j takes no negative number.

@@ -32,10 +32,11 @@
 // follows the newest library; --compat 0.1.6 makes its gfx9 records exactly
 // those of AMD's 0.1.6 build (the one ROCm 7.x ships), for comparisons.
 //
-// The decode runs on two cores when the machine has them (GOMAXPROCS): the
-// decoder on one, the checks, encoding and writing of the records on the
-// other, as a pipeline of bounded chunks; the output is the same byte for
-// byte. -j 1 decodes on one core.
+// The native decoder runs on two cores when the machine has them
+// (GOMAXPROCS; -j 0, the default): the token reading and the waves' state
+// on one, the stitching, the record building, the checks, encoding and
+// writing on the other, handing finished waves over in bounded chunks;
+// the output is the same byte for byte. -j 1 decodes on one core.
 //
 // Decoder warnings (data lost, stitch incomplete, wave incomplete) are
 // records and also printed on stderr as "att-decode: warning: TRACE: TEXT"

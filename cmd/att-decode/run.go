@@ -34,7 +34,7 @@ type flags struct {
 	Compat     sqtt.Compat `enum:"newest,0.1.6" default:"newest" help:"Native decoder, every family (gfx9, gfx10-12): records of the newest library (newest) or exactly those of AMD's 0.1.6 build that ROCm 7.x ships (0.1.6, implies --whole-batches)."`
 	WholeBatch bool        `name:"whole-batches" help:"Native decoder: pool occupancy, perf and realtime records to the end of the trace as the library does (memory then grows with the trace; default: batches of at most 65536)."`
 	Progress   bool        `help:"Show progress on stderr (default: when stderr is a terminal)."`
-	Jobs       int         `short:"j" default:"1" placeholder:"N" help:"Cores to decode on (0: all, GOMAXPROCS): with two or more the decoder and the output run side by side. The output is the same; on a quiet machine it is not faster yet (scripts/bench-cores), so the default is one core."`
+	Jobs       int         `short:"j" default:"0" placeholder:"N" help:"Cores to decode on (0: all, GOMAXPROCS): with two or more the native decoder reads the tokens on one and stitches, builds and writes the records on another. The output is the same; 1 decodes on one core."`
 	Quiet      bool        `short:"q" help:"Do not print decoder warnings on stderr."`
 	Output     string      `short:"o" placeholder:"FILE" help:"Write to FILE (atomically) instead of standard output."`
 	AnyArch    bool        `name:"any-arch" help:"Decode a trace whose architecture is not that of the index's code objects (refused by default, exit 3)."`

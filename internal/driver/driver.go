@@ -13,8 +13,8 @@
 // warnings, and the naming of errors (the trace's name first, the exit code
 // of the step that failed kept; an output error is not a decoding error;
 // an interrupt is reported as such), and the cores a decode runs on
-// (Options.Cores: with a core spare, the decoder runs on one and the sink
-// on another, pipeline.go; the sink sees the same batches in the same
+// (Options.Cores: with a core spare, the native decoder splits itself
+// over two, pipeline.go; the sink sees the same batches in the same
 // order).
 package driver
 
@@ -65,11 +65,12 @@ type Options struct {
 	AnyArch bool
 	// Cores is how many cores the decodes of this Driver may use in all
 	// (0: GOMAXPROCS), and AtOnce how many traces the caller decodes at
-	// once (0: 1), each on a core of its own. A decode runs as a two-core
-	// pipeline (the decoder on one core, the sink on another; the output
-	// is the same, byte for byte) while Cores leaves one spare beyond
-	// AtOnce, else on one core: Cores 1 decodes on one core, and
-	// att-tool's traces decoded in parallel share its cores.
+	// once (0: 1), each on a core of its own. A native decode runs on
+	// two cores (sqtt.Decoder.Split: the token reading on one, stitching,
+	// record building and the sink on the other; the output is the same,
+	// byte for byte) while Cores leaves one spare beyond AtOnce, else on
+	// one core: Cores 1 decodes on one core, and att-tool's traces
+	// decoded in parallel share its cores.
 	Cores, AtOnce int
 	// Warn receives the warnings: trace is the trace's name, or "" for a
 	// warning about the run (the library not found, using native). Nil
@@ -87,15 +88,15 @@ type Driver struct {
 	mu    sync.Mutex
 	first *cdec.Decoder // the library loaded by New, for the first Decode
 
-	spare            atomic.Int64 // cores left for pipelines
-	chunkLen, bigLen int          // the pipe's bounds (tests make them small)
+	spare            atomic.Int64 // cores left for split decodes
+	chunkLen, bigLen int          // a split decode's bounds, 0 the defaults (tests make them small)
 }
 
 // New chooses the backend. With --backend rocm (or code objects for the
 // library) a missing library is an error of exit code 4; with auto it is a
 // warning only when Lib named it, and the native decoder runs.
 func New(opt Options) (*Driver, error) {
-	d := &Driver{opt: opt, chunkLen: pipeChunkLen, bigLen: pipeBigLen}
+	d := &Driver{opt: opt}
 	if d.opt.Cores <= 0 {
 		d.opt.Cores = runtime.GOMAXPROCS(0)
 	}
@@ -357,11 +358,12 @@ func (d *Driver) Decode(ctx context.Context, t Trace, sink Sink) (Result, error)
 	if n, ok := dec.(*sqtt.Decoder); ok {
 		n.Ended = func(e sqtt.Ending) { ending = e }
 	}
-	emit, stop := s.emit, func() {}
-	if th, ok := dec.(backend.Threaded); !ok || !th.Threaded() {
-		emit, stop = d.pipeline(s.emit)
+	stop := func() {}
+	if n, ok := dec.(*sqtt.Decoder); ok {
+		n.Split, stop = d.splitCore()
+		n.SplitChunk, n.SplitBig = d.chunkLen, d.bigLen
 	}
-	err = dec.Decode(ctx, cr, code.Prov, emit)
+	err = dec.Decode(ctx, cr, code.Prov, s.emit)
 	stop()
 	res := Result{Bytes: cr.n.Load()}
 	if s.sinkErr != nil {

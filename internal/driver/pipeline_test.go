@@ -17,11 +17,11 @@ import (
 	"github.com/attkit/attkit/internal/wire"
 )
 
-// pipeBounds are the pipe's bounds the tests run: every batch handed over
-// and waited for, every batch in a chunk of its own, small chunks with the
-// larger batches handed over, and the defaults.
+// pipeBounds are the split decode's bounds the tests run: every batch
+// handed over and waited for, every item in a chunk of its own, small
+// chunks with the larger batches handed over, and the defaults (0).
 var pipeBounds = []struct{ chunkLen, bigLen int }{
-	{1, 0}, {1, 1 << 30}, {7, 3}, {40, 200}, {pipeChunkLen, pipeBigLen},
+	{1, -1}, {1, 1 << 30}, {7, 3}, {40, 200}, {0, 0},
 }
 
 // pipeTrace is one trace of the identity tests, with its instructions.
@@ -121,7 +121,7 @@ func wireEmit() (backend.Emit, func() []byte) {
 	}
 }
 
-// decodeBoth decodes data on one core and through a pipe with the given
+// decodeBoth decodes data on one core and split over two with the given
 // bounds, and fails unless both give the same bytes and the same error.
 func decodeBoth(t *testing.T, name string, dec *sqtt.Decoder, data []byte, p isa.Provider) {
 	t.Helper()
@@ -129,12 +129,12 @@ func decodeBoth(t *testing.T, name string, dec *sqtt.Decoder, data []byte, p isa
 	errSerial := dec.Decode(context.Background(), bytes.NewReader(data), p, emit)
 	want := serial()
 	for _, b := range pipeBounds {
-		emit, piped := wireEmit()
-		pp := newPipe(emit, b.chunkLen, b.bigLen)
-		err := dec.Decode(context.Background(), bytes.NewReader(data), p, pp.emit)
-		pp.close()
-		if got := piped(); !bytes.Equal(got, want) {
-			t.Errorf("%s, chunks %d/%d: the piped records differ from one core's (%d bytes, want %d): %s",
+		emit, split := wireEmit()
+		two := *dec
+		two.Split, two.SplitChunk, two.SplitBig = true, b.chunkLen, b.bigLen
+		err := two.Decode(context.Background(), bytes.NewReader(data), p, emit)
+		if got := split(); !bytes.Equal(got, want) {
+			t.Errorf("%s, chunks %d/%d: the split decode's records differ from one core's (%d bytes, want %d): %s",
 				name, b.chunkLen, b.bigLen, len(got), len(want), testutil.FirstDiff(got, want))
 		}
 		if fmt.Sprint(err) != fmt.Sprint(errSerial) {
@@ -143,7 +143,7 @@ func decodeBoth(t *testing.T, name string, dec *sqtt.Decoder, data []byte, p isa
 	}
 }
 
-// TestPipeIdentical: a decode through the pipe gives the records of one
+// TestPipeIdentical: a split decode (two cores) gives the records of one
 // core, byte for byte (batches, their order and boundaries included), on
 // every generated family and every real trace, in both compat modes, with
 // the pools flushed early (PoolLimit 5, 64), at the default and at the
@@ -214,7 +214,7 @@ func TestDecodeCores(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.chunkLen, d.bigLen = 5, 20
+			d.chunkLen, d.bigLen = 5, 20 // small: many hand-overs
 			s := newStreamSink(failAt)
 			res, err := d.Decode(context.Background(), Trace{Name: tr.name, Input: bytes.NewReader(tr.data), Code: code}, s)
 			batches = s.n
@@ -247,17 +247,10 @@ func TestDecodeCores(t *testing.T) {
 	}
 }
 
-// TestPipelineBudget: a decode takes a spare core for its pipe, and gives
-// it back when done; without one (Cores 1, or AtOnce decodes using them
-// all, or another decode holding it) it runs on one core.
+// TestPipelineBudget: a decode takes a spare core for its split, and
+// gives it back when done; without one (Cores 1, or AtOnce decodes using
+// them all, or another decode holding it) it runs on one core.
 func TestPipelineBudget(t *testing.T) {
-	sink := func(*wire.Batch) error { return nil }
-	piped := func(d *Driver) (bool, func()) {
-		emit, stop := d.pipeline(sink)
-		b := wire.Batch{Type: wire.TypeGFXIP, GFXIP: 9}
-		emit(&b)
-		return fmt.Sprintf("%p", emit) != fmt.Sprintf("%p", sink), stop
-	}
 	for _, c := range []struct {
 		cores, atOnce int
 		want          []bool // for decodes started one after another, all running
@@ -273,10 +266,10 @@ func TestPipelineBudget(t *testing.T) {
 		}
 		var stops []func()
 		for i, want := range c.want {
-			got, stop := piped(d)
+			got, stop := d.splitCore()
 			stops = append(stops, stop)
 			if got != want {
-				t.Errorf("cores %d, at once %d: decode %d piped %v, want %v", c.cores, c.atOnce, i, got, want)
+				t.Errorf("cores %d, at once %d: decode %d split %v, want %v", c.cores, c.atOnce, i, got, want)
 			}
 		}
 		for _, stop := range stops {
@@ -295,8 +288,8 @@ func (s *batchSink) Header(*wire.Header) error { return nil }
 func (s *batchSink) Batch(b *wire.Batch) error { s.seen[b] = true; return nil }
 
 // TestThreadedNotPiped: the rocm backend, which parses on a thread of its
-// own, hands its batches to the sink itself even with a core spare (a pipe
-// would copy each into a chunk first), and leaves the spare core alone.
+// own, hands its batches to the sink itself even with a core spare, and
+// leaves the spare core alone.
 func TestThreadedNotPiped(t *testing.T) {
 	lib := os.Getenv("ROCPROF_TRACE_DECODER_LIB")
 	if lib == "" {

@@ -58,6 +58,19 @@ type Decoder struct {
 	// whether it ends inside a token, how many waves were still running
 	// (sqtt-format.md 1.7). Set it on a Decoder of one Decode at a time.
 	Ended func(Ending)
+	// Split decodes on two goroutines: the front reads the tokens and
+	// keeps the waves' state, the back stitches each finished wave,
+	// builds the records and calls emit (split.go), so that a decode
+	// keeps two cores busy. The records and their order are the same as
+	// without it; emit is called on the back's goroutine, one call at a
+	// time.
+	Split bool
+	// SplitChunk and SplitBig bound a split decode's memory (0: the
+	// defaults): the front hands its items over in chunks of SplitChunk
+	// elements, 4 at most in flight, and a batch larger than SplitBig
+	// without a copy, waiting until the back emitted it (a negative
+	// SplitBig: every batch). Tests make them small.
+	SplitChunk, SplitBig int
 }
 
 // New returns a native decoder.
@@ -160,11 +173,20 @@ func (d *Decoder) decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 	case ps.limit < 0:
 		ps.limit = math.MaxInt
 	}
+	var bk *back
+	if d.Split {
+		bk = startBack(ps, emit, d.SplitChunk, d.SplitBig)
+	}
 	if arch.GFXIP != 9 {
 		err = newRDNA(ctx, ps, br, arch).run() // the HEADER token is part of the stream
 	} else {
 		br.Discard(8)
 		err = newGFX9(ctx, ps, br, h).run()
+	}
+	if bk != nil {
+		if berr := bk.finish(); berr != nil {
+			err = berr
+		}
 	}
 	if err == nil && d.Ended != nil {
 		d.Ended(Ending{Bytes: cr.n, InToken: ps.cutBits > 0, MissingBits: ps.cutBits, OpenWaves: ps.em.watch.Open()})
@@ -196,6 +218,9 @@ type parseState struct {
 	sentRTFreq     bool
 	rules          rules // Decoder.Compat's rules
 	cutBits        int   // bits of the last token beyond the end of the buffer (1.7)
+	// back, in a split decode (Decoder.Split), stitches and emits what
+	// this parseState, the front, finished.
+	back *back
 }
 
 // gfxipOnce delivers the GFXIP record, once per parse call.

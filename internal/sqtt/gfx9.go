@@ -510,6 +510,9 @@ func slotError(t token) error {
 
 func (g *gfx9) newWave(now int64, simd, slot uint8) *wave {
 	var w *wave
+	if len(g.free) == 0 && g.ps.back != nil {
+		g.free = g.ps.back.takeWaves(g.free)
+	}
 	if n := len(g.free); n > 0 {
 		w = g.free[n-1]
 		g.free = g.free[:n-1]
@@ -580,10 +583,21 @@ func (g *gfx9) occFull(waveEnd bool) error {
 // finishWave stitches and emits w, the wave a token at byte off ends (or
 // the end of the buffer); a stitch 0.1.6 fails is invalid shader data
 // there.
+// In a split decode the back does that, and recycles w.
 func (g *gfx9) finishWave(w *wave, off int64) error {
-	consumed, err := g.ps.stitchGFX9(w)
+	if g.ps.back != nil {
+		return g.ps.back.wave(w, off)
+	}
+	err := g.ps.emitGFX9Wave(w, off)
+	g.free = append(g.free, w)
+	return err
+}
+
+// emitGFX9Wave stitches and emits w (gfx9.finishWave).
+func (ps *parseState) emitGFX9Wave(w *wave, off int64) error {
+	consumed, err := ps.stitchGFX9(w)
 	if err == nil {
-		err = g.ps.finishWave(w, consumed)
+		err = ps.finishWave(w, consumed)
 	}
 	if errors.Is(err, errNoLineAfter016) {
 		return &DataError{Offset: off, Msg: err.Error()}
@@ -609,9 +623,7 @@ func (g *gfx9) waveEnd(t token, now int64) error {
 			w.retranslate(&g.regs.code)
 		}
 		g.waves[waveIndex(uint64(simd), slot)] = nil
-		err := g.finishWave(w, t.off)
-		g.free = append(g.free, w)
-		if err != nil {
+		if err := g.finishWave(w, t.off); err != nil {
 			return err
 		}
 	}

@@ -1063,6 +1063,9 @@ func (w *rwave) complete(t int64, closeInTrap bool) {
 
 func (r *rdna) newWave(t int64, slot uint8, pc wire.PC, me, pipe, wg uint8) *rwave {
 	var w *rwave
+	if len(r.free) == 0 && r.ps.back != nil {
+		r.free = r.ps.back.takeRWaves(r.free)
+	}
 	if n := len(r.free); n > 0 {
 		w = r.free[n-1]
 		r.free = r.free[:n-1]
@@ -1082,8 +1085,12 @@ func (r *rdna) newWave(t int64, slot uint8, pc wire.PC, me, pipe, wg uint8) *rwa
 	return w
 }
 
-// emitWave stitches and emits a wave, then recycles it.
+// emitWave stitches and emits a wave, then recycles it; in a split
+// decode the back does that.
 func (r *rdna) emitWave(w *rwave) error {
+	if r.ps.back != nil {
+		return r.ps.back.rwave(w)
+	}
 	err := r.ps.finishWave(&w.wave, r.ps.stitchRDNA(&w.wave))
 	r.free = append(r.free, w)
 	return err

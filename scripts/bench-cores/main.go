@@ -12,8 +12,8 @@
 // default) and reused. att-decode is built from the checkout and run
 // -runs times in each mode, the modes alternating so that a shared
 // machine's drift touches both: one core (GOMAXPROCS=1, -j 1) and two
-// (GOMAXPROCS=2, -j 2: the decoder and the output side by side,
-// internal/driver's pipeline). Both write the records to a file in -dir;
+// (GOMAXPROCS=2, -j 2: the native decoder split over two cores,
+// internal/sqtt's split.go). Both write the records to a file in -dir;
 // the outputs must be identical (else the benchmark fails). Out, on stdout,
 // one line per family: the trace's size, each mode's median wall time, CPU
 // time (user+system) and peak RSS, and the speed-up (one core's median
@@ -22,7 +22,7 @@
 // one-thread one's share, so measure the speed-up on a quiet one. A second
 // line per family gives a bound from CPU time that load does not distort
 // (stages): the one-core decode's CPU time over the larger of the
-// pipeline's two sides (medians of -runs in-process decodes).
+// split decode's two sides (medians of -runs in-process decodes).
 package main
 
 import (
@@ -159,7 +159,7 @@ func run(args []string, stdout io.Writer) error {
 			ones, decs, rests = append(ones, one), append(decs, dec), append(rests, rest)
 		}
 		one, dec, rest := measure.Median(ones), measure.Median(decs), measure.Median(rests)
-		fmt.Fprintf(stdout, "%s: CPU: one core %.3f s; two: decoder's thread %.3f s, the rest (sink, GC) %.3f s; speed-up at most %.2fx\n",
+		fmt.Fprintf(stdout, "%s: CPU: one core %.3f s; two: the front's thread %.3f s, the rest (back: stitch, records, sink; GC) %.3f s; speed-up at most %.2fx\n",
 			filepath.Base(m[0]), one.Seconds(), dec.Seconds(), rest.Seconds(), one.Seconds()/max(dec, rest).Seconds())
 	}
 	fmt.Fprintf(stdout, "load after: %s\n", measure.LoadAvg())

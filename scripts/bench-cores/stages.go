@@ -14,13 +14,15 @@ import (
 // stages estimates the two-core speed-up from CPU time, which a loaded
 // machine does not distort as it does wall time: it decodes trace in this
 // process through internal/driver into a record file (att-decode's
-// output), once on one core and once as the two-core pipeline with the
-// decoder's goroutine locked to its thread. one is the CPU time of the
-// one-core decode; dec the decoder's thread's in the pipeline (decoding
-// and copying the batches); rest the pipeline's other CPU time (the sink:
-// encoding and writing; the garbage collector). With both cores to itself
-// the pipeline takes max(dec, rest) at best, so one / max(dec, rest)
-// bounds the speed-up the wall times show on a quiet machine.
+// output), once on one core and once split over two (sqtt.Decoder.Split)
+// with the front's goroutine (the token reading and the waves' state)
+// locked to its thread. one is the CPU time of the one-core decode; dec
+// the front's thread's in the split decode (including handing the waves
+// and batches over); rest the split decode's other CPU time (the back:
+// stitching, record building, the sink's encoding and writing; the
+// garbage collector). With both cores to itself the split decode takes
+// max(dec, rest) at best, so one / max(dec, rest) bounds the speed-up the
+// wall times show on a quiet machine.
 func stages(trace, index, out string) (one, dec, rest time.Duration, err error) {
 	ix, err := wire.ReadIndexFile(index)
 	if err != nil {

@@ -1,0 +1,240 @@
+package sqtt
+
+import (
+	"cmp"
+	"errors"
+	"sync/atomic"
+
+	"github.com/attkit/attkit/internal/backend"
+	"github.com/attkit/attkit/internal/wire"
+)
+
+// A back is the back half of a split decode (Decoder.Split), run on a
+// goroutine of its own: it stitches each wave the front (the token reader
+// and its per-wave state) finished, builds its WAVE record, and calls the
+// caller's Emit with every batch, in the order the front produced them.
+// The front hands a finished wave over as it is, without a copy (the back
+// gives it back for reuse, wave.reset), and copies its other batches
+// (occupancy, perf counters, shader data, infos...: small or rare) into a
+// chunk's arena. The back's parseState has the stitcher's instruction
+// cache and the once-only infos of finishWave, which only the stitch
+// reads, so the records and their order are those of one goroutine.
+//
+// Memory is bounded as in a pipeline: at most splitChunks chunks are in
+// flight, each handed over once it holds splitChunkLen elements (records,
+// instructions, timeline states; a wave counts its own) or that many
+// items; a batch larger than splitBigLen (a whole trace's occupancy, with
+// PoolLimit < 0) is not copied: the front waits until the back has
+// emitted it.
+type back struct {
+	ps     *parseState // the back's: the real Emit, the stitch's cache
+	cur    *splitChunk
+	full   chan *splitChunk // to the back, in order
+	free   chan *splitChunk // back to the front
+	ack    chan struct{}    // a big batch was emitted
+	done   chan struct{}
+	failed atomic.Bool
+	err    error // the back's error; read after done
+
+	chunkLen, bigLen int
+
+	waves  []*wave  // gfx9 waves the back is done with, for the front
+	rwaves []*rwave // RDNA ones
+}
+
+// A splitChunk is a run of the front's items.
+type splitChunk struct {
+	arena wire.Arena
+	items []splitItem
+	n     int // elements, see back
+}
+
+// A splitItem is one wave to stitch and emit (w, a gfx9 wave, or rw, an
+// RDNA one) or one batch (b, copied into the chunk's arena, or big, not
+// copied).
+type splitItem struct {
+	w   *wave
+	rw  *rwave
+	off int64 // the byte offset of the token that ended w
+	b   wire.Batch
+	big *wire.Batch
+}
+
+// The back's bounds: 4 chunks of 4 Ki elements (and the waves they hold)
+// in flight at most.
+const (
+	splitChunks   = 4
+	splitChunkLen = 1 << 12
+	splitBigLen   = 1 << 17
+)
+
+// errBackFailed stops the front once the back failed; the decode returns
+// the back's error.
+var errBackFailed = errors.New("the back half of the decode failed")
+
+// startBack makes ps the front of a split decode into emit and starts the
+// back; finish ends it.
+func startBack(ps *parseState, emit backend.Emit, chunkLen, bigLen int) *back {
+	bk := &back{
+		chunkLen: cmp.Or(chunkLen, splitChunkLen),
+		bigLen:   cmp.Or(bigLen, splitBigLen),
+		ps: &parseState{
+			em:    emitter{emit: emit, rules: ps.rules},
+			cache: ps.cache,
+			limit: ps.limit,
+			rules: ps.rules,
+		},
+		full: make(chan *splitChunk, splitChunks),
+		free: make(chan *splitChunk, splitChunks),
+		ack:  make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	for range splitChunks {
+		bk.free <- new(splitChunk)
+	}
+	ps.cache = nil // the back's alone
+	ps.em.emit = bk.batch
+	ps.back = bk
+	go bk.run()
+	return bk
+}
+
+// chunk returns the chunk the front fills, taking a free one (and the
+// waves it held) when there is none.
+func (bk *back) chunk() *splitChunk {
+	if bk.cur == nil {
+		c := <-bk.free
+		for i := range c.items {
+			if it := &c.items[i]; it.w != nil {
+				bk.waves = append(bk.waves, it.w)
+			} else if it.rw != nil {
+				bk.rwaves = append(bk.rwaves, it.rw)
+			}
+		}
+		clear(c.items)
+		c.items, c.n = c.items[:0], 0
+		c.arena.Reset()
+		bk.cur = c
+	}
+	return bk.cur
+}
+
+// added counts n more elements in c, handing it over when full.
+func (bk *back) added(c *splitChunk, n int) {
+	if c.n += n; c.n >= bk.chunkLen || len(c.items) >= bk.chunkLen {
+		bk.send()
+	}
+}
+
+// send hands the current chunk, if any, to the back.
+func (bk *back) send() {
+	if bk.cur != nil {
+		bk.full <- bk.cur
+		bk.cur = nil
+	}
+}
+
+// batch is the front's Emit: it copies b into the current chunk, or hands
+// a large b over and waits until the back has emitted it.
+func (bk *back) batch(b *wire.Batch) error {
+	if bk.failed.Load() {
+		return errBackFailed
+	}
+	if b.Len() > bk.bigLen {
+		bk.send()
+		c := bk.chunk()
+		c.items = append(c.items, splitItem{big: b})
+		bk.send()
+		<-bk.ack
+		return nil
+	}
+	c := bk.chunk()
+	c.items = append(c.items, splitItem{b: c.arena.Clone(b)})
+	bk.added(c, b.Len())
+	return nil
+}
+
+// wave hands a finished gfx9 wave over, ended by the token at byte off.
+func (bk *back) wave(w *wave, off int64) error {
+	if bk.failed.Load() {
+		return errBackFailed
+	}
+	c := bk.chunk()
+	c.items = append(c.items, splitItem{w: w, off: off})
+	bk.added(c, 1+len(w.insts)+len(w.timeline))
+	return nil
+}
+
+// rwave hands a finished RDNA wave over.
+func (bk *back) rwave(w *rwave) error {
+	if bk.failed.Load() {
+		return errBackFailed
+	}
+	c := bk.chunk()
+	c.items = append(c.items, splitItem{rw: w})
+	bk.added(c, 1+len(w.insts)+len(w.timeline))
+	return nil
+}
+
+// takeWaves appends the gfx9 waves the back is done with to free.
+func (bk *back) takeWaves(free []*wave) []*wave {
+	free = append(free, bk.waves...)
+	clear(bk.waves)
+	bk.waves = bk.waves[:0]
+	return free
+}
+
+// takeRWaves appends the RDNA waves the back is done with to free.
+func (bk *back) takeRWaves(free []*rwave) []*rwave {
+	free = append(free, bk.rwaves...)
+	clear(bk.rwaves)
+	bk.rwaves = bk.rwaves[:0]
+	return free
+}
+
+// run is the back's goroutine: it does the chunks' items in order until
+// finish, and after an error only returns the chunks.
+func (bk *back) run() {
+	defer close(bk.done)
+	for c := range bk.full {
+		if !bk.failed.Load() {
+			for i := range c.items {
+				if err := bk.do(&c.items[i]); err != nil {
+					bk.err = err
+					bk.failed.Store(true)
+					break
+				}
+			}
+		}
+		big := len(c.items) > 0 && c.items[len(c.items)-1].big != nil
+		bk.free <- c
+		if big {
+			bk.ack <- struct{}{}
+		}
+	}
+}
+
+// do stitches and emits a wave, or emits a batch.
+func (bk *back) do(it *splitItem) error {
+	ps := bk.ps
+	switch {
+	case it.w != nil:
+		return ps.emitGFX9Wave(it.w, it.off)
+	case it.rw != nil:
+		return ps.finishWave(&it.rw.wave, ps.stitchRDNA(&it.rw.wave))
+	case it.big != nil:
+		return ps.em.emit(it.big)
+	}
+	return ps.em.emit(&it.b)
+}
+
+// finish hands the front's last items over and waits until the back has
+// done them all. It returns the back's error, if any: the back fails only
+// at an item the front made before anything the front failed at, so its
+// error is the decode's.
+func (bk *back) finish() error {
+	bk.send()
+	close(bk.full)
+	<-bk.done
+	return bk.err
+}
