@@ -71,6 +71,8 @@ type Decoder struct {
 	// without a copy, waiting until the back emitted it (a negative
 	// SplitBig: every batch). Tests make them small.
 	SplitChunk, SplitBig int
+
+	noScan bool // tests: the RDNA reader reads every token with read, none with scan
 }
 
 // New returns a native decoder.
@@ -160,10 +162,11 @@ func (d *Decoder) decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		return unsupported(arch, h)
 	}
 	ps := &parseState{
-		em:    emitter{emit: emit},
-		cache: newISACache(p, arch.GFXIP),
-		limit: d.PoolLimit,
-		rules: rs,
+		em:     emitter{emit: emit},
+		cache:  newISACache(p, arch.GFXIP),
+		limit:  d.PoolLimit,
+		rules:  rs,
+		noScan: d.noScan,
 	}
 	ps.em.rules = ps.rules
 	ps.cache.classify016 = ps.rules.classify016
@@ -220,7 +223,8 @@ type parseState struct {
 	cutBits        int   // bits of the last token beyond the end of the buffer (1.7)
 	// back, in a split decode (Decoder.Split), stitches and emits what
 	// this parseState, the front, finished.
-	back *back
+	back   *back
+	noScan bool // Decoder.noScan
 }
 
 // gfxipOnce delivers the GFXIP record, once per parse call.

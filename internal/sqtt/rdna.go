@@ -28,6 +28,7 @@ const (
 	otherSIMDFlush  = 65536
 	realtimeFlush   = 65536
 	rdnaQueueTokens = 1024 // reorder queue bound (it stays tiny on real data)
+	rdnaCarry       = 64   // longest open group carried in scan's block
 )
 
 // rdnaTok is a delivered RDNA token: the 64-bit window at its start (for a
@@ -252,7 +253,7 @@ func (r *rdna) read() error {
 	fast := r.fastEnd()
 	table := r.table
 	for {
-		if r.pos < fast {
+		if r.pos < fast && !r.ps.noScan {
 			if err := r.scan(fast); err != nil {
 				return err
 			}
@@ -367,8 +368,9 @@ func (r *rdna) scan(fast int64) error {
 	if r.extSkip {
 		start, p, r.extSkip = skipExt(buf, start, p, end)
 	}
+	carry := 0 // the open group kept at the front of the block (deliverBlock)
 	for p < end {
-		n := 0
+		n := carry
 		var stamp uint64 // the TIMESTAMP ending the block, if any (never 0)
 		for p < end && n < len(toks) {
 			var e scanEntry
@@ -402,7 +404,8 @@ func (r *rdna) scan(fast int64) error {
 				r.extSkip = true
 			}
 		}
-		if err := r.deliverBlock(toks[:n]); err != nil {
+		var err error
+		if carry, err = r.deliverBlock(toks[:n], carry); err != nil {
 			return err
 		}
 		if stamp != 0 {
@@ -411,6 +414,7 @@ func (r *rdna) scan(fast int64) error {
 			clock = r.clock
 		}
 	}
+	r.q = append(r.q, toks[:carry]...)
 	r.pos, r.prevPos, r.clock = p+base, start+base, clock
 	return r.ctx.Err()
 }
@@ -461,13 +465,105 @@ func skipExt(buf []byte, start, p, end int64) (int64, int64, bool) {
 }
 
 // deliverBlock delivers scan's tokens (deliver outside the reader's
-// tail). On gfx10 and gfx11 the reorder queue stays in the block while it
-// can: the queued group is toks[g:i] less the tokens handled early (an
-// earlier WAVE_READY, marked rHandled), all of time T, handled in place once
-// a later token comes; a group still open at the end of the block moves to
-// r.q, and while r.q holds tokens they go through enqueue. (A group in the
-// block is shorter than rdnaQueueTokens.)
-func (r *rdna) deliverBlock(toks []rdnaTok) error {
+// tail), toks[:carried] being the open group carried from the previous
+// block, and returns how many tokens it carries to the next one: they are
+// then at the front of toks (whose capacity is a whole block). On gfx10 and gfx11 the reorder queue stays
+// in the block while it can: the queued group is toks[g:i] less the tokens
+// handled early (an earlier WAVE_READY, marked rHandled), all of time T,
+// handled in place once a later token comes; the group still open at the
+// end of the block is carried, or moved to r.q when it is long (more than
+// rdnaCarry tokens; a group in the block is then shorter than
+// rdnaQueueTokens). While r.q holds tokens, and when a token's handle
+// takes its preamble (the first after a TIMESTAMP raising the packet-loss
+// flag or too many realtime pairs), deliverQueued delivers the block
+// instead. Otherwise no token takes the preamble, and apply and applyInst
+// are called without handle's test.
+func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
+	if r.plFlag || len(r.realtime) >= r.rtLimit || len(r.q) > r.qh {
+		r.q = append(r.q, toks[:carried]...)
+		if err := r.deliverQueued(toks[carried:]); err != nil {
+			return 0, err
+		}
+		// The group left in r.q (all of one time) is carried instead.
+		k := len(r.q) - r.qh
+		if k > rdnaCarry {
+			return 0, nil
+		}
+		copy(toks[:k], r.q[r.qh:])
+		r.q, r.qh = r.q[:0], 0
+		return k, nil
+	}
+	if r.gen >= 12 {
+		for i := range toks {
+			var err error
+			if toks[i].typ == rInst {
+				err = r.applyInst(&toks[i])
+			} else {
+				err = r.apply(&toks[i], false)
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
+	}
+	if len(toks) == 0 {
+		return 0, nil
+	}
+	i := carried
+	if carried == 0 {
+		if toks[0].typ == rWaveReady {
+			toks[0].t--
+		}
+		i = 1
+	}
+	g, T := 0, toks[0].t
+	for ; i < len(toks); i++ {
+		t := &toks[i]
+		if t.typ == rWaveReady {
+			t.t--
+		}
+		switch {
+		case t.t == T:
+		case t.t > T:
+			for j := g; j < i; j++ {
+				var err error
+				switch toks[j].typ {
+				case rHandled:
+				case rInst:
+					err = r.applyInst(&toks[j])
+				default:
+					err = r.apply(&toks[j], false)
+				}
+				if err != nil {
+					return 0, err
+				}
+			}
+			g, T = i, t.t
+		default:
+			if err := r.apply(t, false); err != nil {
+				return 0, err
+			}
+			t.typ = rHandled
+		}
+	}
+	k := 0
+	for j := g; j < len(toks); j++ {
+		if toks[j].typ != rHandled {
+			toks[k] = toks[j]
+			k++
+		}
+	}
+	if k > rdnaCarry {
+		r.q = append(r.q, toks[:k]...)
+		return 0, nil
+	}
+	return k, nil
+}
+
+// deliverQueued is deliverBlock's general case: the tokens go through
+// r.q while it holds tokens, and every token through handle.
+func (r *rdna) deliverQueued(toks []rdnaTok) error {
 	if r.gen >= 12 {
 		for i := range toks {
 			var err error
@@ -695,9 +791,8 @@ func (r *rdna) packetLoss(t int64) error {
 	return r.em.eventRec(wire.EventPacketLoss, t, 0, 0, 0, 0)
 }
 
-// handle is the parser: it applies one delivered token (2.3.6). The
-// usual cases of INST, VALU_INST and WAVE_READY are written out here (see
-// inst, valu and ready), saving a call per token.
+// handle is the parser: it applies one delivered token (2.3.6), its rare
+// preamble first (see apply).
 func (r *rdna) handle(t *rdnaTok) error {
 	lost := false
 	if r.plFlag || len(r.realtime) >= r.rtLimit {
@@ -706,10 +801,17 @@ func (r *rdna) handle(t *rdnaTok) error {
 			return err
 		}
 	}
+	return r.apply(t, lost)
+}
+
+// apply is handle after its preamble (lost: the preamble consumed a
+// packet-loss flag). The usual cases of VALU_INST and WAVE_READY are
+// written out here, saving a call per token.
+func (r *rdna) apply(t *rdnaTok, lost bool) error {
 	v := t.v
 	switch t.typ {
 	case rInst:
-		return r.inst(t)
+		return r.applyInst(t)
 	case rValuInst:
 		s := r.slots[v>>7&31]
 		if len(s) == 0 {
@@ -903,14 +1005,18 @@ func (r *rdna) otherInst(t int64, m *rdnaScaled) error {
 	return nil
 }
 
-// inst applies an INST token: handle's case, also called directly for
-// the most frequent token (deliverBlock), so it starts with handle's
-// preamble test. The usual case is written out here, the rest is in
-// otherInst and instSpecial.
+// inst is handle for an INST token, the most frequent (deliverBlock calls
+// it directly): handle's preamble test, then applyInst.
 func (r *rdna) inst(t *rdnaTok) error {
 	if r.plFlag || len(r.realtime) >= r.rtLimit {
-		return r.handle(t) // which comes back here without a preamble
+		return r.handle(t) // which comes to applyInst after the preamble
 	}
+	return r.applyInst(t)
+}
+
+// applyInst applies an INST token (apply's case). The usual case is
+// written out here, the rest is in otherInst and instSpecial.
+func (r *rdna) applyInst(t *rdnaTok) error {
 	v := t.v
 	var slot, code uint64
 	var w64 bool
@@ -961,7 +1067,7 @@ func (r *rdna) inst(t *rdnaTok) error {
 }
 
 // instSpecial applies the special INST codes and categories to the top
-// wave w of the token's slot (handle has the usual case: no trap code, no
+// wave w of the token's slot (applyInst has the usual case: no trap code, no
 // IMMED or NONE category, the wave out of a trap) and reports whether that
 // was all; if not, the usual case follows.
 func (r *rdna) instSpecial(w *rwave, now int64, code uint64, m *rdnaScaled) bool {
@@ -999,7 +1105,7 @@ func (r *rdna) instSpecial(w *rwave, now int64, code uint64, m *rdnaScaled) bool
 
 // rdnaScaled is what an INST token's code means under the current header:
 // the category, the cycles scaled (mapInst), whether the instruction ran on
-// the other SIMD, and whether it takes inst's usual case (no trap code, no
+// the other SIMD, and whether it takes applyInst's usual case (no trap code, no
 // IMMED or NONE category).
 type rdnaScaled struct {
 	cycles int64

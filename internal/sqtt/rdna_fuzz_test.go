@@ -2,6 +2,7 @@ package sqtt
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -56,7 +57,98 @@ func FuzzDecodeRDNA(f *testing.F) {
 		}
 		fuzzDecode(t, New(), data, rdnaFuzzISA())
 		fuzzDecode(t, &Decoder{Compat: Lib016}, data, rdnaFuzzISA())
+		scanMatchesRead(t, data, rdnaFuzzISA())
 	})
+}
+
+// scanMatchesRead checks that the RDNA reader's block path (scan,
+// deliverBlock) gives the records of its token-by-token path (read,
+// deliver) on data, in both compat modes and with a pool limit of 2 (so
+// that realtime pairs are flushed in the middle of blocks too).
+func scanMatchesRead(t *testing.T, data []byte, p *table) {
+	t.Helper()
+	for _, d := range []Decoder{{}, {Compat: Lib016}, {PoolLimit: 2}, {PoolLimit: 2, Compat: Lib016}} {
+		slow := d
+		slow.noScan = true
+		want, werr := decodeWith(&slow, data, provider(p), cloneAll)
+		got, err := decodeWith(&d, data, provider(p), cloneAll)
+		if fmt.Sprint(err) != fmt.Sprint(werr) || render(got) != render(want) {
+			t.Fatalf("%v, pool limit %d: scan and read differ: %v / %v\nscan:\n%s\nread:\n%s", d.Compat, d.PoolLimit, err, werr, render(got), render(want))
+		}
+	}
+}
+
+// TestRDNAScanMatchesRead runs scanMatchesRead on the generated traces of
+// testdata/rdna, the fuzz seeds and rdnaBlockTrace's.
+func TestRDNAScanMatchesRead(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "rdna", "*.att"))
+	var traces [][]byte
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, data)
+	}
+	if len(traces) == 0 {
+		t.Fatal("no traces in testdata/rdna")
+	}
+	traces = append(traces, rdnaSeedTraces()...)
+	for _, gen := range []int{10, 11, 12} {
+		d, _ := rdnaSynthTrace(gen, 4, 30)
+		traces = append(traces, d, rdnaBlockTrace(gen))
+	}
+	for i, data := range traces {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			scanMatchesRead(t, data, rdnaFuzzISA())
+		})
+	}
+}
+
+// rdnaBlockTrace is a trace for scan's block path: 8 waves running
+// loopISA whose tokens come in groups of one time, 1 to 300 long (longer
+// than rdnaCarry and than a block), with WAVE_READY tokens one cycle
+// before the group they join (handled early) and, from gfx11 on,
+// TIMESTAMP tokens raising the packet-loss flag or giving a realtime
+// sample between the groups.
+func rdnaBlockTrace(gen int) []byte {
+	version := map[int]int{10: 2, 11: 3, 12: 4}[gen]
+	r := newRB(gen).header(version, 0, 0, 0, 0, 0, 0).pgm(0, 0, 0x1000)
+	clock := int64(10)
+	for k := 0; k < 8; k++ {
+		clock++
+		r.at(clock).waveStart(0, 0, 0, k, 0, 0, 1)
+	}
+	rt := uint64(1000)
+	for g, size := 0, 1; g < 120; g++ {
+		clock += int64(1 + g%3)
+		for i := 0; i < size; i++ {
+			r.at(clock)
+			switch i % 5 {
+			case 0:
+				r.valu(i % 8)
+			case 1:
+				r.immOne(i % 8)
+			case 2:
+				r.ready(uint16(1) << (i % 8))
+			default:
+				r.inst(i%8, 0)
+			}
+		}
+		switch {
+		case gen >= 11 && g%7 == 3:
+			r.timestamp(0, false, true)
+		case gen >= 11 && g%7 == 5:
+			rt += 100
+			r.timestamp(rt, true, false)
+		}
+		size = []int{1, 2, 1, 3, 70, 1, 300, 5, 1, 65, 64}[g%11]
+	}
+	for k := 0; k < 8; k++ {
+		clock++
+		r.at(clock).waveEnd(0, 0, 0, k)
+	}
+	return r.pad()
 }
 
 // rdnaSeedTraces are the appendix vectors and hand-built RDNA traces.
