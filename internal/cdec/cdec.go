@@ -38,6 +38,12 @@
 // called from the library thread only for ISA answers (once per PC; a
 // C-side cache answers the repeats) and the data callback. They reach Go
 // state through a runtime/cgo.Handle; C never holds a Go pointer.
+// Go's scheduler does not count that thread, so while parse threads run,
+// GOMAXPROCS is lowered by one per running parse (to at least 1) and set
+// back when the last one returns: Go's threads then leave the library's
+// thread a core of its own instead of waking idle threads onto it. The
+// trace is read before, and the library's last batches (a whole trace's
+// occupancy) are converted after the parse with every processor.
 //
 // A panic or an error in emit, in the provider or in the data callback is
 // returned by Decode, after the batches that came before it; from then on

@@ -110,6 +110,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/cgo"
 	"strconv"
 	"strings"
@@ -707,7 +708,10 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 	ud := C.cdec_session_ud(cs)
 
 	// The parse call runs on a C thread of the session (session.h); this
-	// goroutine converts and emits what it copies out.
+	// goroutine converts and emits what it copies out. Go's processors
+	// make room for that thread while it runs (procs).
+	s.parsing = procsParsing()
+	defer s.parsed()
 	var started C.int
 	switch {
 	case !d.lib.v2:
@@ -802,7 +806,12 @@ func (s *session) consume() (err error) {
 	for {
 		var buf *C.uint8_t
 		var n C.uint64_t
-		if C.cdec_next(s.cs, release, &buf, &n) == 0 {
+		var done C.int
+		ok := C.cdec_next(s.cs, release, &buf, &n, &done)
+		if done != 0 {
+			s.parsed() // what is left (the library's last batches) gets every core
+		}
+		if ok == 0 {
 			return s.ctx.Err()
 		}
 		release = 1
@@ -874,6 +883,51 @@ type session struct {
 	next   int
 	batch  wire.Batch
 	cs     *C.cdec_session // C side: userdata of the library, ISA cache
+
+	parsing bool // the parse thread counts in procs (procsParsing)
+}
+
+// parsed takes the session's parse thread out of procs, once.
+func (s *session) parsed() {
+	if s.parsing {
+		s.parsing = false
+		procsParsed()
+	}
+}
+
+// procs caps Go's processors while parse threads run. A parse thread is
+// a C thread that Go's scheduler does not count: on two cores, Go's two
+// processors and the library's thread make three for two cores, and the
+// runtime wakes idle threads onto the library's core as the consumer
+// blocks and wakes, a core the library needs whole (its thread is
+// att-decode's critical path). So while n parse threads run, GOMAXPROCS
+// is what it was before the first of them less n, at least 1; when the
+// last one returns, it is that value again. Reading the trace before and
+// converting the last batches after the parse use every processor.
+var procs struct {
+	sync.Mutex
+	n    int // parse threads running
+	base int // GOMAXPROCS before the first of them
+}
+
+// procsParsing counts a parse thread in; it returns true for parsed.
+func procsParsing() bool {
+	procs.Lock()
+	defer procs.Unlock()
+	if procs.n == 0 {
+		procs.base = runtime.GOMAXPROCS(0)
+	}
+	procs.n++
+	runtime.GOMAXPROCS(max(1, procs.base-procs.n))
+	return true
+}
+
+// procsParsed counts a parse thread out.
+func procsParsed() {
+	procs.Lock()
+	defer procs.Unlock()
+	procs.n--
+	runtime.GOMAXPROCS(max(1, procs.base-procs.n))
 }
 
 // cbuf copies b into C memory that the session frees once the parse has

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -989,4 +990,81 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// procsISA records GOMAXPROCS when the parse thread asks it about a PC.
+// With meet and read set, it reads it once the other decodes of the test
+// have asked too, and returns once they have all read it, so that the
+// parses run at the same time.
+type procsISA struct {
+	got        chan int
+	meet, read *sync.WaitGroup
+}
+
+func (p procsISA) ISA(wire.PC) (string, uint64, bool) {
+	if p.meet != nil {
+		p.meet.Done()
+		p.meet.Wait()
+		defer p.read.Wait()
+		defer p.read.Done()
+	}
+	p.got <- runtime.GOMAXPROCS(0)
+	return "s_nop 0", 4, true
+}
+
+// TestProcsWhileParsing checks that Go's processors make room for the
+// parse threads while they run (procs): GOMAXPROCS less one per running
+// parse, at least 1, and the value of before once every parse returned,
+// after a failed decode too.
+func TestProcsWhileParsing(t *testing.T) {
+	prev := runtime.GOMAXPROCS(3)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	bothAPIs(t, func(t *testing.T, d *Decoder) {
+		p := procsISA{got: make(chan int, 1)}
+		var c collector
+		if err := d.Decode(context.Background(), strings.NewReader("isa 4096 0 64\n"), p, c.emit); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-p.got; got != 2 {
+			t.Errorf("GOMAXPROCS during the parse: %d, want 2 (3 less the parse thread)", got)
+		}
+		if got := runtime.GOMAXPROCS(0); got != 3 {
+			t.Errorf("GOMAXPROCS after the parse: %d, want 3 again", got)
+		}
+		if err := d.Decode(context.Background(), strings.NewReader("isa 4096 0 64\n"), panicISA{}, c.emit); err == nil {
+			t.Error("a panicking provider: no error")
+		}
+		if got := runtime.GOMAXPROCS(0); got != 3 {
+			t.Errorf("GOMAXPROCS after a failed parse: %d, want 3 again", got)
+		}
+	})
+
+	// Three parses at once: 3 less 3, but at least 1.
+	lib := buildFixture(t, t.TempDir(), "fixture.so")
+	var meet, read, wg sync.WaitGroup
+	meet.Add(3)
+	read.Add(3)
+	p := procsISA{got: make(chan int, 3), meet: &meet, read: &read}
+	for range 3 {
+		d, err := Load(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		wg.Go(func() {
+			var c collector
+			if err := d.Decode(context.Background(), strings.NewReader("isa 4096 0 64\n"), p, c.emit); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for range 3 {
+		if got := <-p.got; got != 1 {
+			t.Errorf("GOMAXPROCS during three parses: %d, want 1", got)
+		}
+	}
+	if got := runtime.GOMAXPROCS(0); got != 3 {
+		t.Errorf("GOMAXPROCS after three parses: %d, want 3 again", got)
+	}
 }

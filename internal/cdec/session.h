@@ -390,8 +390,9 @@ static int cdec_push(cdec_session* s, int type, void* data, uint64_t count) {
 
 // cdec_next releases the chunk the consumer had (when release is set) and
 // waits for the next full one: 1 with its bytes, 0 once the parse has
-// returned and every chunk was consumed, or when stopped.
-static int cdec_next(cdec_session* s, int release, uint8_t** buf, uint64_t* len) {
+// returned and every chunk was consumed, or when stopped. *done tells
+// whether the parse had returned.
+static int cdec_next(cdec_session* s, int release, uint8_t** buf, uint64_t* len, int* done) {
 	pthread_mutex_lock(&s->mu);
 	if (release) {
 		s->ring[s->r].full = 0;
@@ -400,6 +401,7 @@ static int cdec_next(cdec_session* s, int release, uint8_t** buf, uint64_t* len)
 	}
 	while (!s->ring[s->r].full && !s->done && !s->stop) pthread_cond_wait(&s->cond, &s->mu);
 	int ok = s->ring[s->r].full && !s->stop;
+	*done = s->done;
 	if (ok) {
 		*buf = s->ring[s->r].buf;
 		*len = s->ring[s->r].len;
