@@ -341,14 +341,19 @@ func (ps *parseState) finishWave(w *wave, consumed int) error {
 			}
 		}
 	}
-	for i := range w.insts {
-		w.insts[i].Stall &= 0xFFFFFF
-		if ps.rules.placeholderNone && uint8(w.insts[i].Category) == catUnfinished {
-			// As 0.1.6 reports them (A.4 item 8.2): category 16 when the
-			// stitcher gave the entry a PC, else NONE.
-			w.insts[i].Category = wire.CatNone
-			if w.insts[i].PC != (wire.PC{}) {
-				w.insts[i].Category = cat016Unfinished
+	ins := w.insts
+	for i := range ins {
+		ins[i].Stall &= 0xFFFFFF
+	}
+	if ps.rules.placeholderNone {
+		for i := range ins {
+			if uint8(ins[i].Category) == catUnfinished {
+				// As 0.1.6 reports them (A.4 item 8.2): category 16 when
+				// the stitcher gave the entry a PC, else NONE.
+				ins[i].Category = wire.CatNone
+				if ins[i].PC != (wire.PC{}) {
+					ins[i].Category = cat016Unfinished
+				}
 			}
 		}
 	}
