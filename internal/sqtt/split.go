@@ -66,6 +66,11 @@ const (
 	splitChunks   = 4
 	splitChunkLen = 1 << 12
 	splitBigLen   = 1 << 17
+	// splitPooled waves at most are kept for reuse (each keeps the
+	// capacity of its largest instruction list); the others are left to
+	// the garbage collector. Many small waves in flight at once would
+	// otherwise keep that many arrays.
+	splitPooled = 256
 )
 
 // errBackFailed stops the front once the back failed; the decode returns
@@ -105,9 +110,9 @@ func (bk *back) chunk() *splitChunk {
 	if bk.cur == nil {
 		c := <-bk.free
 		for i := range c.items {
-			if it := &c.items[i]; it.w != nil {
+			if it := &c.items[i]; it.w != nil && len(bk.waves) < splitPooled {
 				bk.waves = append(bk.waves, it.w)
-			} else if it.rw != nil {
+			} else if it.rw != nil && len(bk.rwaves) < splitPooled {
 				bk.rwaves = append(bk.rwaves, it.rw)
 			}
 		}
