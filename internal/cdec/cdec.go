@@ -43,7 +43,8 @@
 // back when the last one returns: Go's threads then leave the library's
 // thread a core of its own instead of waking idle threads onto it. The
 // trace is read before, and the library's last batches (a whole trace's
-// occupancy) are converted after the parse with every processor.
+// occupancy, which it pools to its last callbacks) are converted with
+// every processor.
 //
 // A panic or an error in emit, in the provider or in the data callback is
 // returned by Decode, after the batches that came before it; from then on

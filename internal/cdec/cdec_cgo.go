@@ -821,6 +821,11 @@ func (s *session) consume() (err error) {
 			if err := s.ctx.Err(); err != nil {
 				return err
 			}
+			if pooled(it) {
+				// One of the library's last callbacks: the parse
+				// returns while it is converted, on every processor.
+				s.parsed()
+			}
 			if err := s.convert(it); err != nil {
 				return err
 			}
@@ -830,6 +835,17 @@ func (s *session) consume() (err error) {
 			off += uintptr(it.next)
 		}
 	}
+}
+
+// pooled tells a batch of the records the library pools to the end of
+// the trace (occupancy, perf counters, realtime: one batch each, made as
+// the parse finishes) large enough to be converted in parts (inParts).
+func pooled(it *C.cdec_item) bool {
+	switch wire.RecordType(uint32(it._type)) {
+	case wire.TypeOccupancy, wire.TypePerfEvent, wire.TypeRealtime:
+		return uint64(it.count) >= parallelMin
+	}
+	return false
 }
 
 // failInfo returns the record type and numbers of the session's failure.
@@ -902,8 +918,10 @@ func (s *session) parsed() {
 // blocks and wakes, a core the library needs whole (its thread is
 // att-decode's critical path). So while n parse threads run, GOMAXPROCS
 // is what it was before the first of them less n, at least 1; when the
-// last one returns, it is that value again. Reading the trace before and
-// converting the last batches after the parse use every processor.
+// last one returns, it is that value again, or before the conversion of a
+// large whole-trace pool (pooled), which comes with the library's last
+// callbacks. Reading the trace before the parse and converting its last
+// batches use every processor.
 var procs struct {
 	sync.Mutex
 	n    int // parse threads running

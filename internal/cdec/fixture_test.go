@@ -1068,3 +1068,49 @@ func TestProcsWhileParsing(t *testing.T) {
 		t.Errorf("GOMAXPROCS after three parses: %d, want 3 again", got)
 	}
 }
+
+// waitISA answers every PC once emit has seen the batch before it (seen),
+// so that the parse is still running while emit looks at GOMAXPROCS.
+type waitISA struct{ seen chan struct{} }
+
+func (w waitISA) ISA(wire.PC) (string, uint64, bool) {
+	select {
+	case <-w.seen:
+	case <-time.After(10 * time.Second):
+	}
+	return "s_nop 0", 4, true
+}
+
+// TestProcsForPools checks that a whole-trace pool (occupancy, perf
+// counters, realtime), large enough to be converted in parts, gets every
+// processor back while the parse still runs, and another large batch
+// (shader data) does not.
+func TestProcsForPools(t *testing.T) {
+	prev := runtime.GOMAXPROCS(3)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	bothAPIs(t, func(t *testing.T, d *Decoder) {
+		n := parallelMin + 10
+		// Each large batch is sealed by the small one after it; the
+		// ISA question then waits for emit.
+		script := fmt.Sprintf("rec 6 %d 1\nrec 6 1 2\nisa 4096 0 64\nrec 1 %d 3\nrec 6 1 4\nisa 4100 0 64\n", n, n)
+		w := waitISA{seen: make(chan struct{}, 2)}
+		got := map[wire.RecordType]int{}
+		emit := func(b *wire.Batch) error {
+			if b.Len() >= parallelMin {
+				got[b.Type] = runtime.GOMAXPROCS(0)
+				w.seen <- struct{}{}
+			}
+			return nil
+		}
+		if err := d.Decode(context.Background(), strings.NewReader(script), w, emit); err != nil {
+			t.Fatal(err)
+		}
+		want := map[wire.RecordType]int{wire.TypeShaderData: 2, wire.TypeOccupancy: 3}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("GOMAXPROCS at the large batches: %v, want %v", got, want)
+		}
+		if got := runtime.GOMAXPROCS(0); got != 3 {
+			t.Errorf("GOMAXPROCS after the parse: %d, want 3 again", got)
+		}
+	})
+}
