@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,7 +38,9 @@ func FuzzDecode(f *testing.F) {
 			isa.m[pc] = e
 		}
 		// Odd lengths also cover the 0.1.6 mode and small pools.
-		fuzzDecode(t, &Decoder{Compat: CompatIf(len(data)%2 == 1), PoolLimit: 1 + len(data)%3*8}, data, isa)
+		d := &Decoder{Compat: CompatIf(len(data)%2 == 1), PoolLimit: 1 + len(data)%3*8}
+		fuzzDecode(t, d, data, isa)
+		splitMatches(t, *d, data, isa)
 	})
 }
 
@@ -65,6 +68,33 @@ func fuzzDecode(t *testing.T, d *Decoder, data []byte, p isa.Provider) {
 	var de *DataError
 	if err != nil && !errors.As(err, &ae) && !errors.As(err, &de) {
 		t.Fatalf("unexpected error %v", err)
+	}
+}
+
+// splitMatches checks that a split decode (Decoder.Split: the tokens read
+// on one goroutine, the waves stitched and emitted on another) writes the
+// record stream of a one-goroutine decode of data, byte for byte, and
+// fails with the same error: with the default bounds, and with chunks of
+// 3 elements and every batch handed over without a copy.
+func splitMatches(t *testing.T, d Decoder, data []byte, p *table) {
+	t.Helper()
+	stream := func(d *Decoder) ([]byte, error) {
+		var buf bytes.Buffer
+		w := wire.NewWriter(&buf)
+		err := d.Decode(context.Background(), bytes.NewReader(data), provider(p), w.WriteBatch)
+		if ferr := w.Flush(); ferr != nil {
+			t.Fatal(ferr)
+		}
+		return buf.Bytes(), err
+	}
+	want, werr := stream(&d)
+	for _, bounds := range [][2]int{{0, 0}, {3, -1}} {
+		s := d
+		s.Split, s.SplitChunk, s.SplitBig = true, bounds[0], bounds[1]
+		got, err := stream(&s)
+		if fmt.Sprint(err) != fmt.Sprint(werr) || !bytes.Equal(got, want) {
+			t.Fatalf("%v, pool limit %d, split bounds %v: the split decode differs: error %v, want %v; %d bytes of records, want %d", d.Compat, d.PoolLimit, bounds, err, werr, len(got), len(want))
+		}
 	}
 }
 

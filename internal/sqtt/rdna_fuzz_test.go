@@ -58,6 +58,8 @@ func FuzzDecodeRDNA(f *testing.F) {
 		fuzzDecode(t, New(), data, rdnaFuzzISA())
 		fuzzDecode(t, &Decoder{Compat: Lib016}, data, rdnaFuzzISA())
 		scanMatchesRead(t, data, rdnaFuzzISA())
+		splitMatches(t, Decoder{}, data, rdnaFuzzISA())
+		splitMatches(t, Decoder{Compat: Lib016, PoolLimit: 2}, data, rdnaFuzzISA())
 	})
 }
 
