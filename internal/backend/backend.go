@@ -29,12 +29,3 @@ type Decoder interface {
 	// library (4).
 	Decode(ctx context.Context, r io.Reader, p isa.Provider, emit Emit) error
 }
-
-// A Threaded decoder decodes on a thread of its own while Decode converts
-// and emits what it delivered on the caller's goroutine (internal/cdec:
-// the library parses on a C thread): it already keeps two cores busy, so a
-// pipeline behind it would only copy every batch once more.
-type Threaded interface {
-	Decoder
-	Threaded() bool
-}

@@ -371,17 +371,13 @@ type Decoder struct {
 	stale  []unsafe.Pointer          // replaced copies, freed on Close
 }
 
-var _ backend.Threaded = (*Decoder)(nil)
+var _ backend.Decoder = (*Decoder)(nil)
 
 // Name implements backend.Decoder: "rocm".
 func (d *Decoder) Name() string { return BackendName }
 
 // Version implements backend.Decoder: the library's version, "" if unknown.
 func (d *Decoder) Version() string { return d.lib.version }
-
-// Threaded implements backend.Threaded: the library parses on a C thread
-// of the session while Decode converts and emits on the caller's goroutine.
-func (d *Decoder) Threaded() bool { return true }
 
 // Path returns the file the library was loaded from.
 func (d *Decoder) Path() string { return d.lib.path }

@@ -7,8 +7,9 @@ package driver
 // (the architecture check, warnings, the sink: encoding and writing) on
 // another. The sink sees the same batches in the same order as on one
 // core, so the output is the same, byte for byte; only the time changes.
-// AMD's library (internal/cdec) parses on a thread of its own already
-// (backend.Threaded) and takes no spare core.
+// AMD's library (internal/cdec) parses on a C thread of its own already
+// while Decode converts and emits on the caller's goroutine, and takes no
+// spare core.
 
 // splitCore takes a spare core, if any, for a split decode, until release.
 func (d *Driver) splitCore() (ok bool, release func()) {
