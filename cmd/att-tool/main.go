@@ -54,8 +54,10 @@
 // directory): the later one refuses, or with --force replaces the earlier
 // one's result whole. On SIGINT, SIGTERM, SIGHUP or SIGQUIT the work
 // stops within a second (a second signal stops it at once), the
-// temporaries and work files are removed, what was there before stays,
-// and att-tool exits 128+signal.
+// temporaries and work files are removed (a large folder, as the viewer
+// folder of a big capture, is renamed aside and removed by a background
+// process after the exit), what was there before stays, and att-tool
+// exits 128+signal.
 //
 // --code-object is for captures without code-object load records
 // (runtimes other than rocprofv3): their PCs are absolute, so the code

@@ -178,8 +178,8 @@ func recoverJournal(path string, held []string) {
 // and old names is the old results.
 func (j *journal) forward() {
 	for _, e := range j.entries {
-		os.RemoveAll(e.tmp)
-		os.RemoveAll(e.old)
+		discard(e.tmp)
+		discard(e.old)
 	}
 }
 
@@ -312,6 +312,11 @@ func (s *Set) Commit() (err error) {
 		}
 	}
 	defer unlockCommit()
+	select {
+	case <-interrupted: // the signal came before the renames: none is made
+		return errInterrupted
+	default:
+	}
 	hook(0)
 	step := 1
 	for i, e := range j.entries {
@@ -333,8 +338,8 @@ func (s *Set) Commit() (err error) {
 	unlockCommit()
 	j.remove()
 	for _, e := range j.entries {
-		os.RemoveAll(e.tmp) // the old folder after an exchange
-		os.RemoveAll(e.old)
+		discard(e.tmp) // the old folder after an exchange
+		discard(e.old)
 	}
 	hook(step)
 	return nil
@@ -357,10 +362,25 @@ func (s *Set) prepare(it item, old os.FileInfo) error {
 			siblings = append(siblings, filepath.Base(o.target))
 		}
 	}
-	if err := writeManifest(it.tmp, s.run, siblings); err != nil {
+	// Listing a folder of hundreds of thousands of files takes a second:
+	// a signal does not wait for it (syncTree does not wait either).
+	if err := untilInterrupted(func() error { return writeManifest(it.tmp, s.run, siblings) }); err != nil {
 		return err
 	}
 	return syncTree(it.tmp)
+}
+
+// untilInterrupted runs fn and waits for it, unless a signal comes first
+// (errInterrupted); fn then runs on alone until the process ends.
+func untilInterrupted(fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-interrupted:
+		return errInterrupted
+	}
 }
 
 // swap puts one target in place, calling the hook after each rename.

@@ -88,6 +88,9 @@ func (d *Files) Create(name string) (io.WriteCloser, error) {
 			return nil, &fs.PathError{Op: "open", Path: filepath.Join(d.dir, name), Err: unwrapPath(err)}
 		}
 		d.h = h
+		openFiles.Lock()
+		openFiles.m[d] = true
+		openFiles.Unlock()
 	}
 	d.mu.Unlock()
 	// Shared: Close does not let the folder go while a file is created in
@@ -182,6 +185,9 @@ func (d *Files) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
+	openFiles.Lock()
+	delete(openFiles.m, d)
+	openFiles.Unlock()
 	if d.h.ok() {
 		h := d.h
 		d.h = dirHandle{}

@@ -251,6 +251,19 @@ func childSignal() {
 	WorkDir("", "att-tool")
 	WorkDir(root, "spool")
 	f, _, _ := WorkFile("", "hidden")
+	if n, _ := strconv.Atoi(os.Getenv("PUBLISH_LARGE")); n > 0 {
+		// A large output folder, held open as att-tool's viewer folder is.
+		d, err := s.Dir(filepath.Join(root, "big"))
+		if err != nil {
+			panic(err)
+		}
+		files := NewFiles(d)
+		for i := range n {
+			if err := files.WriteFile(strconv.Itoa(i)+".json", []byte("{}")); err != nil {
+				panic(err)
+			}
+		}
+	}
 	fmt.Println("ready")
 	go func() { // says when the first signal has been taken, so that a second one is not merged into it
 		<-ctx.Done()
@@ -331,4 +344,150 @@ func state1(t *testing.T, root string) (string, string) {
 		return entries(t, root), a + "/" + b
 	}
 	return entries(t, root), a
+}
+
+// The remover of a child run with PUBLISH_HOLD waits until that file
+// exists before it removes anything (set before publish's init runs the
+// remover).
+var _ = func() bool {
+	if p := os.Getenv("PUBLISH_HOLD"); p != "" {
+		removerHold = func() {
+			for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(p); err == nil {
+					return
+				}
+			}
+		}
+	}
+	return true
+}()
+
+// TestSignalLargeTree: a run interrupted with a large work folder (twice
+// the entries discard removes at once; att-tool's viewer folder holds
+// hundreds of thousands) exits without removing it, so that it ends
+// within a second however large the tree: the folder is renamed aside to
+// a name of the remover, a detached process that removes it after the run
+// has exited (held here until the test lets it go). The earlier result
+// stays, and nothing else of the run; once let go, the remover leaves
+// nothing either. Removing the tree before the exit (as on 285704c) fails
+// the test: no folder is left at the exit.
+func TestSignalLargeTree(t *testing.T) {
+	for _, mode := range []string{"coop", "busy"} {
+		root, tmp, hold := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "release")
+		if err := runs(root, 1, "old").Commit(); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "PUBLISH_CHILD=signal", "PUBLISH_DIR="+root, "TMPDIR="+tmp, "PUBLISH_MODE="+mode,
+			"PUBLISH_LARGE="+strconv.Itoa(2*discardAtOnce), "PUBLISH_HOLD="+hold)
+		stdout, _ := cmd.StdoutPipe()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+			t.Fatalf("child: %q", line)
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%s: did not end", mode)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Fatalf("%s: %v, want status 130; stderr %q", mode, err, stderr.String())
+		}
+		// At the exit: the tree is still there, under the remover's name.
+		var del string
+		var others []string
+		ents, _ := os.ReadDir(root)
+		for _, e := range ents {
+			if kind, pid, ok := parseWork(e.Name()); ok && kind == kindDel && pid != cmd.Process.Pid && alive(pid) && del == "" {
+				del = filepath.Join(root, e.Name())
+			} else {
+				others = append(others, e.Name())
+			}
+		}
+		if del == "" {
+			t.Fatalf("%s: no folder left to the remover at the exit: %q", mode, entries(t, root))
+		}
+		if n := len(strings.Fields(entries(t, del))); n != 2*discardAtOnce {
+			t.Errorf("%s: the remover's folder holds %d files, want %d", mode, n, 2*discardAtOnce)
+		}
+		if got := strings.Join(others, " "); got != "stats_ui0.csv ui0" {
+			t.Errorf("%s: beside the remover's folder: %q", mode, got)
+		}
+		if got := entries(t, tmp); got != "" {
+			t.Errorf("%s: left in TMPDIR: %s", mode, got)
+		}
+		write(t, hold, "")
+		for end := time.Now().Add(30 * time.Second); exists(del) && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if names, content := state1(t, root); names != "stats_ui0.csv ui0" || content != "old" {
+			t.Errorf("%s: after the remover: %q, %s", mode, names, content)
+		}
+	}
+}
+
+// TestRemover: the remover removes the folders handed to it once its
+// parent's pipe ends, and only those of its own del name: not one named
+// for another process, not another folder, not a relative path. It holds
+// no descriptor the tool inherited.
+func TestRemover(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Args = []string{removerArg0}
+	cmd.Env = append(os.Environ(), helperEnv+"="+strconv.Itoa(os.Getpid()))
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// A descriptor the tool inherited (without close-on-exec): the
+	// remover, which outlives the tool, lets it go at once.
+	inherited, iw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inherited.Close()
+	cmd.ExtraFiles = []*os.File{iw}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	iw.Close()
+	inherited.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if n, err := inherited.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the inherited pipe: %d, %v; want it closed by the remover while it waits for its list", n, err)
+	}
+	own := delName(dir, cmd.Process.Pid)
+	other := delName(dir, deadPid(t))
+	user := filepath.Join(dir, "user")
+	for _, d := range []string{own, other, user, filepath.Join(own, "sub")} {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(d, "f"), "x")
+	}
+	rel, _ := filepath.Rel(cmd.Dir, own)
+	for _, p := range []string{other, user, rel, own} {
+		w.Write(append([]byte(p), 0))
+	}
+	w.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("remover: %v: %s", err, out.String())
+	}
+	if exists(own) {
+		t.Errorf("its folder %s is still there", own)
+	}
+	if !exists(filepath.Join(other, "f")) || !exists(filepath.Join(user, "f")) {
+		t.Errorf("removed what it was not to: %q", entries(t, dir))
+	}
 }

@@ -47,7 +47,14 @@
 // the run returns within Grace every registered work file is removed and
 // the process exits; a second signal does that at once; the status is
 // 128+signal. A commit's renames are never cut: the exit waits for them
-// (milliseconds). Work files of every kind (temporaries, old contents,
+// (milliseconds); a commit that has not begun them stops at the signal,
+// whether it is listing its folder for the mark or syncing (syncfs runs
+// in a helper process, this executable again, since a process cannot end
+// while one of its threads is in syncfs). Nothing on the way out waits for
+// a large tree: a work folder of more than 1024 entries is renamed aside
+// and removed by the remover, this executable again, detached, once the
+// process has exited (discard); the same goes for the old folder a
+// --force commit replaced. Work files of every kind (temporaries, old contents,
 // journals, spools, work folders: WorkDir, WorkFile) are in one registry
 // and carry the pid in their names, so that Sweep removes what a killed
 // run left, beside the targets and in the system's temporary directory.
@@ -272,7 +279,7 @@ func (s *Set) Abort() {
 
 func (s *Set) removeTemps() {
 	for _, it := range s.items {
-		os.RemoveAll(it.tmp)
+		discard(it.tmp)
 		unregister(it.tmp)
 	}
 	s.items = nil

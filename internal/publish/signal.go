@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +17,7 @@ import (
 var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // SignalHelp is the sentence every tool's --help carries about signals.
-const SignalHelp = "SIGINT, SIGTERM, SIGHUP and SIGQUIT end the run within a second, leaving the outputs as they were and no work file; the exit status is then 128+signal (130 for Ctrl-C, 143 for SIGTERM); a second signal ends it at once."
+const SignalHelp = "SIGINT, SIGTERM, SIGHUP and SIGQUIT end the run within a second, leaving the outputs as they were and no work file (a large work folder is removed by a background process after the exit); the exit status is then 128+signal (130 for Ctrl-C, 143 for SIGTERM); a second signal ends it at once."
 
 // Grace is how long a run may take to return after the first signal
 // before it is abandoned: its work files removed, the process ended.
@@ -24,6 +25,19 @@ var Grace = 800 * time.Millisecond
 
 // exit ends the process (tests replace it).
 var exit = os.Exit
+
+// interrupted is closed at the first signal (Catch, RemoveOnSignal): a
+// commit not yet renaming then stops (errInterrupted) instead of waiting
+// for its sync.
+var (
+	interrupted     = make(chan struct{})
+	interruptedOnce sync.Once
+)
+
+// errInterrupted is the error of a commit stopped by a signal.
+var errInterrupted = errors.New("interrupted")
+
+func interrupt() { interruptedOnce.Do(func() { close(interrupted) }) }
 
 // An Interrupt watches for the signals of one run (Catch).
 type Interrupt struct {
@@ -74,6 +88,7 @@ func (in *Interrupt) watch(grace time.Duration) {
 				in.sig = s
 			}
 			in.mu.Unlock()
+			interrupt()
 			if !first || grace <= 0 {
 				in.abandon(s)
 				return

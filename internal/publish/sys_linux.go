@@ -1,7 +1,12 @@
 package publish
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,12 +17,63 @@ func exchange(a, b string) error {
 }
 
 // syncTree puts folder dir and all it holds on disk: one syncfs(2) of its
-// file system rather than an fsync per file.
+// file system rather than an fsync per file (syncfs).
 func syncTree(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return unix.Syncfs(int(f.Fd()))
+	return syncfs(f)
+}
+
+// syncfs flushes the file system of f. The syncfs(2) call is made by a
+// helper process that inherits f (so that a write-back error since f was
+// opened is reported, as by a syncfs of f here), and waited for unless the
+// run is interrupted first (errInterrupted): a process cannot end while
+// one of its threads is in syncfs, which takes seconds after a large tree
+// was written; the helper finishes it alone. Where the helper cannot be
+// started, the call is made here.
+func syncfs(f *os.File) error {
+	cmd, err := helper(syncfsArg0)
+	if err == nil {
+		var out bytes.Buffer
+		cmd.Stdin, cmd.Stdout = f, &out
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // not the terminal's Ctrl-C
+		err = cmd.Start()
+		if err == nil {
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-interrupted:
+				return errInterrupted
+			}
+			switch s := strings.TrimSpace(out.String()); {
+			case s == "ok" && err == nil:
+				return nil
+			case strings.HasPrefix(s, "errno "):
+				n, _ := strconv.Atoi(strings.TrimPrefix(s, "errno "))
+				return &os.SyscallError{Syscall: "syncfs", Err: syscall.Errno(n)}
+			case err == nil:
+				err = fmt.Errorf("said %q", s)
+			}
+			return fmt.Errorf("syncfs helper: %w", err)
+		}
+	}
+	return os.NewSyscallError("syncfs", unix.Syncfs(int(f.Fd())))
+}
+
+// runSyncfs is the syncfs helper's work: syncfs of its standard input,
+// then "ok" or "errno N" on its standard output.
+func runSyncfs() {
+	if err := unix.Syncfs(0); err != nil {
+		n, ok := err.(syscall.Errno)
+		if !ok {
+			n = syscall.EIO
+		}
+		fmt.Printf("errno %d\n", int(n))
+		return
+	}
+	fmt.Println("ok")
 }

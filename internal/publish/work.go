@@ -43,30 +43,18 @@ func unregister(p string) {
 }
 
 // RemoveTemporaries removes every work file of the process that is still
-// registered. The signal handler calls it before the process exits. A
-// folder is first renamed, so that writers still running cannot add to it
-// while it is removed.
+// registered (discard: a large folder is renamed aside and left to the
+// remover, so that this returns in milliseconds whatever the trees hold).
+// The signal handler calls it before the process exits. The folders held
+// open for writing (Files) are let go first, so that writers still running
+// cannot add to a folder while it is removed.
 func RemoveTemporaries() {
+	closeOpenFiles()
 	live.Lock()
 	defer live.Unlock()
 	for p := range live.paths {
-		removeWork(p)
+		discard(p)
 		delete(live.paths, p)
-	}
-}
-
-// removeWork removes p, renaming a directory aside first.
-func removeWork(p string) {
-	if st, err := os.Lstat(p); err == nil && st.IsDir() {
-		del := workName(filepath.Dir(p), "attkit", kindDel)
-		if os.Rename(p, del) == nil {
-			p = del
-		}
-	}
-	for range 3 {
-		if os.RemoveAll(p) == nil {
-			return
-		}
 	}
 }
 
@@ -78,11 +66,16 @@ func tempName(target, kind string) string {
 }
 
 func workName(dir, base, kind string) string {
+	return workNameOf(dir, base, kind, os.Getpid())
+}
+
+// workNameOf is workName for process pid.
+func workNameOf(dir, base, kind string, pid int) string {
 	prefix := "."
 	if dir == os.TempDir() {
 		prefix = "attkit-"
 	}
-	return filepath.Join(dir, prefix+base+"."+kind+"-"+strconv.Itoa(os.Getpid())+"-"+
+	return filepath.Join(dir, prefix+base+"."+kind+"-"+strconv.Itoa(pid)+"-"+
 		strconv.FormatUint(rand.Uint64()>>24, 36))
 }
 
@@ -116,7 +109,7 @@ func WorkDir(dir, name string) (path string, remove func(), err error) {
 		register(p)
 		err := os.Mkdir(p, 0o777)
 		if err == nil {
-			return p, func() { os.RemoveAll(p); unregister(p) }, nil
+			return p, func() { discard(p); unregister(p) }, nil
 		}
 		unregister(p)
 		if !errors.Is(err, fs.ErrExist) || try == 100 {
@@ -232,8 +225,6 @@ func sweepLocked(dir string, held []string) {
 		dead = append(dead, p)
 	}
 	for _, p := range dead {
-		if _, err := os.Lstat(p); err == nil { // a journal's recovery may have used it
-			os.RemoveAll(p)
-		}
+		discard(p) // gone when a journal's recovery used it
 	}
 }
