@@ -190,6 +190,7 @@ func (d *Decoder) decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		if berr := bk.finish(); berr != nil {
 			err = berr
 		}
+		ps.em.watch = bk.ps.em.watch
 	}
 	if err == nil && d.Ended != nil {
 		d.Ended(Ending{Bytes: cr.n, InToken: ps.cutBits > 0, MissingBits: ps.cutBits, OpenWaves: ps.em.watch.Open()})
@@ -264,6 +265,7 @@ type emitter struct {
 	err   error
 	rules rules    // the Compat's record rules (§4.6)
 	watch EndWatch // waves still running (Decoder.Ended)
+	split bool     // the front of a split decode: the back keeps watch
 }
 
 // batch delivers b, a batch of n records; an empty one is not delivered.
@@ -328,7 +330,9 @@ func (e *emitter) waveRec(w wire.Wave) error {
 }
 
 func (e *emitter) occupancy(o []wire.Occupancy) error {
-	e.watch.occupancy(o)
+	if !e.split {
+		e.watch.occupancy(o) // else the back does (back.do)
+	}
 	if e.rules.occupancyLayout016 {
 		for i := range o {
 			o[i].SetWord(o[i].Word() & 1)

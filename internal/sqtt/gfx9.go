@@ -516,7 +516,9 @@ func (g *gfx9) newWave(now int64, simd, slot uint8) *wave {
 	if n := len(g.free); n > 0 {
 		w = g.free[n-1]
 		g.free = g.free[:n-1]
-		w.reset()
+		if g.ps.back == nil {
+			w.reset() // the back reset the waves it gave back
+		}
 	} else {
 		w = &wave{}
 	}

@@ -1167,6 +1167,12 @@ func (w *rwave) complete(t int64, closeInTrap bool) {
 	}
 }
 
+// reset prepares w (possibly recycled) for a new wave, keeping capacity.
+func (w *rwave) reset() {
+	w.wave.reset()
+	w.barrierExt, w.xnack = false, false
+}
+
 func (r *rdna) newWave(t int64, slot uint8, pc wire.PC, me, pipe, wg uint8) *rwave {
 	var w *rwave
 	if len(r.free) == 0 && r.ps.back != nil {
@@ -1175,8 +1181,9 @@ func (r *rdna) newWave(t int64, slot uint8, pc wire.PC, me, pipe, wg uint8) *rwa
 	if n := len(r.free); n > 0 {
 		w = r.free[n-1]
 		r.free = r.free[:n-1]
-		w.wave.reset()
-		w.barrierExt, w.xnack = false, false
+		if r.ps.back == nil {
+			w.reset() // the back reset the waves it gave back
+		}
 	} else {
 		w = &rwave{}
 	}

@@ -98,7 +98,7 @@ func startBack(ps *parseState, emit backend.Emit, chunkLen, bigLen int) *back {
 		bk.free <- new(splitChunk)
 	}
 	ps.cache = nil // the back's alone
-	ps.em.emit = bk.batch
+	ps.em.emit, ps.em.split = bk.batch, true
 	ps.back = bk
 	go bk.run()
 	return bk
@@ -181,7 +181,8 @@ func (bk *back) rwave(w *rwave) error {
 	return nil
 }
 
-// takeWaves appends the gfx9 waves the back is done with to free.
+// takeWaves appends the gfx9 waves the back is done with to free, reset
+// (wave.reset).
 func (bk *back) takeWaves(free []*wave) []*wave {
 	free = append(free, bk.waves...)
 	clear(bk.waves)
@@ -189,7 +190,8 @@ func (bk *back) takeWaves(free []*wave) []*wave {
 	return free
 }
 
-// takeRWaves appends the RDNA waves the back is done with to free.
+// takeRWaves appends the RDNA waves the back is done with to free, reset
+// (rwave.reset).
 func (bk *back) takeRWaves(free []*rwave) []*rwave {
 	free = append(free, bk.rwaves...)
 	clear(bk.rwaves)
@@ -211,6 +213,15 @@ func (bk *back) run() {
 				}
 			}
 		}
+		// The waves are made ready for reuse here rather than by the
+		// front, which has the larger share of the work.
+		for i := range c.items {
+			if it := &c.items[i]; it.w != nil {
+				it.w.reset()
+			} else if it.rw != nil {
+				it.rw.reset()
+			}
+		}
 		big := len(c.items) > 0 && c.items[len(c.items)-1].big != nil
 		bk.free <- c
 		if big {
@@ -228,9 +239,18 @@ func (bk *back) do(it *splitItem) error {
 	case it.rw != nil:
 		return ps.finishWave(&it.rw.wave, ps.stitchRDNA(&it.rw.wave))
 	case it.big != nil:
-		return ps.em.emit(it.big)
+		return bk.emit(it.big)
 	}
-	return ps.em.emit(&it.b)
+	return bk.emit(&it.b)
+}
+
+// emit emits a batch of the front's, keeping watch of the waves still
+// running (emitter.occupancy) for the front.
+func (bk *back) emit(b *wire.Batch) error {
+	if b.Type == wire.TypeOccupancy {
+		bk.ps.em.watch.occupancy(b.Occupancy)
+	}
+	return bk.ps.em.emit(b)
 }
 
 // finish hands the front's last items over and waits until the back has
