@@ -10,8 +10,19 @@
 // It builds the tools, generates one trace with scripts/gentrace (kept in
 // -keep DIR for the next run), then runs att-tool and cp -r of its output
 // tree alternately, -runs times each, and prints the medians, the ratio
-// (goal at most 1.00), the files and bytes of the tree, and the system time
-// per file of each.
+// (goal at most 1.00), the files and bytes of the tree, and the wall,
+// system and user time per file of each.
+//
+// Each side starts from the same state: the trees of the round before are
+// deleted before att-tool runs (its output stays for the copy), then
+// before each timed run the file system is synced and, where the script
+// may (root: echo 3 > /proc/sys/vm/drop_caches), the page, dentry and
+// inode caches are dropped and the run's input read back into them (the
+// trace and the tools for att-tool, every file of the tree for cp -r), so
+// that neither pays for the other's write-back or inherits its cached
+// directory entries. Where the caches cannot be dropped the script says so
+// and only syncs (the figures are then noisier: the system time per file
+// varied threefold between runs).
 package main
 
 import (
@@ -70,12 +81,17 @@ func bench(size string, jobs, runs int, keep string) error {
 	out := filepath.Join(work, "out")
 	cp := filepath.Join(work, "copy")
 	fmt.Printf("load average before: %s\n", measure.LoadAvg())
+	if dropCaches() {
+		fmt.Println("before each timed run: sync, caches dropped (/proc/sys/vm/drop_caches), its input read back")
+	} else {
+		fmt.Println("before each timed run: sync only (cannot write /proc/sys/vm/drop_caches: caches not dropped)")
+	}
 	var tool, cpr []measure.Result
 	var files, bytes int64
 	for r := 0; r < runs; r++ {
-		os.RemoveAll(out)
 		os.RemoveAll(cp)
-		syscall.Sync()
+		os.RemoveAll(out)
+		settle(capDir, bin)
 		t, err := measure.Run("", nil, filepath.Join(bin, "att-tool"), "-d", out, "-j", fmt.Sprint(jobs), "--backend", "native", "--formats", "json", capDir)
 		if err != nil {
 			return err
@@ -92,7 +108,7 @@ func bench(size string, jobs, runs int, keep string) error {
 				return nil
 			})
 		}
-		syscall.Sync()
+		settle(out)
 		c, err := measure.Run("", nil, "cp", "-r", out, cp)
 		if err != nil {
 			return err
@@ -116,6 +132,36 @@ func bench(size string, jobs, runs int, keep string) error {
 		float64(tw)/float64(cw), float64(ts)/float64(cs), float64(ts+tu)/float64(cs+cu))
 	fmt.Printf("load average after: %s\n", measure.LoadAvg())
 	return nil
+}
+
+// settle syncs, drops the caches where it may, and reads every file under
+// the paths back into the page cache.
+func settle(paths ...string) {
+	syscall.Sync()
+	if dropCaches() {
+		buf := make([]byte, 1<<20)
+		for _, p := range paths {
+			filepath.WalkDir(p, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() {
+					if f, err := os.Open(p); err == nil {
+						for {
+							if _, err := f.Read(buf); err != nil {
+								break
+							}
+						}
+						f.Close()
+					}
+				}
+				return nil
+			})
+		}
+	}
+}
+
+// dropCaches drops the clean page, dentry and inode caches (after a sync,
+// what is dirty is written): false where the script may not.
+func dropCaches() bool {
+	return os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0) == nil
 }
 
 // medians returns the median wall, system and user times of runs.
