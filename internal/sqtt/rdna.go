@@ -78,6 +78,8 @@ type rdna struct {
 	ntoken  int
 	rtLimit int // realtime pairs held at most: max(PoolLimit, realtimeFlush)
 
+	w64Double bool // ps.rules.wave64Double
+
 	// HEADER (2.3.5)
 	version      int
 	target       uint8 // (DSA << 7) + DWGP
@@ -104,7 +106,8 @@ type rdna struct {
 
 func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdna {
 	r := &rdna{ctx: ctx, ps: ps, em: &ps.em, br: br, regs: newRegState(), version: a.Version2,
-		dprate: 1, derate: 1, prevPos: -1 << 40, rtLimit: max(ps.limit, realtimeFlush)}
+		dprate: 1, derate: 1, prevPos: -1 << 40, rtLimit: max(ps.limit, realtimeFlush),
+		w64Double: ps.rules.wave64Double}
 	switch a.GFXIP {
 	case 10:
 		r.gen, r.table = 10, pick(ps.rules.nibble0111Token, gfx10Table016, gfx10Table)
@@ -467,17 +470,21 @@ func skipExt(buf []byte, start, p, end int64) (int64, int64, bool) {
 // deliverBlock delivers scan's tokens (deliver outside the reader's
 // tail), toks[:carried] being the open group carried from the previous
 // block, and returns how many tokens it carries to the next one: they are
-// then at the front of toks (whose capacity is a whole block). On gfx10 and gfx11 the reorder queue stays
-// in the block while it can: the queued group is toks[g:i] less the tokens
-// handled early (an earlier WAVE_READY, marked rHandled), all of time T,
-// handled in place once a later token comes; the group still open at the
-// end of the block is carried, or moved to r.q when it is long (more than
-// rdnaCarry tokens; a group in the block is then shorter than
+// then at the front of toks (whose capacity is a whole block). On gfx10
+// and gfx11 the reorder queue stays in the block while it can: the queued
+// group is toks[g:i] less the tokens handled early (an earlier WAVE_READY,
+// marked rHandled), all of time T, closed once a later token comes; the
+// closed groups are applied together (applyGroup, in order) before a
+// token handled early and at the end of the block, which is the order of
+// handling each group as it closes, with a call per run of groups instead
+// of per group (a group is 1.4 tokens on average); the group still open
+// at the end of the block is carried, or moved to r.q when it is long
+// (more than rdnaCarry tokens; a group in the block is then shorter than
 // rdnaQueueTokens). While r.q holds tokens, and when a token's handle
 // takes its preamble (the first after a TIMESTAMP raising the packet-loss
 // flag or too many realtime pairs), deliverQueued delivers the block
-// instead. Otherwise no token takes the preamble, and apply and applyInst
-// are called without handle's test.
+// instead. Otherwise no token takes the preamble, and applyGroup applies
+// the tokens without handle's test.
 func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 	if r.plFlag || len(r.realtime) >= r.rtLimit || len(r.q) > r.qh {
 		r.q = append(r.q, toks[:carried]...)
@@ -494,18 +501,7 @@ func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 		return k, nil
 	}
 	if r.gen >= 12 {
-		for i := range toks {
-			var err error
-			if toks[i].typ == rInst {
-				err = r.applyInst(&toks[i])
-			} else {
-				err = r.apply(&toks[i], false)
-			}
-			if err != nil {
-				return 0, err
-			}
-		}
-		return 0, nil
+		return 0, r.applyGroup(toks)
 	}
 	if len(toks) == 0 {
 		return 0, nil
@@ -517,7 +513,10 @@ func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 		}
 		i = 1
 	}
-	g, T := 0, toks[0].t
+	// toks[a:g] are the closed groups not applied yet: they are applied
+	// together, when a token comes before the open group (handled early)
+	// and at the end of the block.
+	a, g, T := 0, 0, toks[0].t
 	for ; i < len(toks); i++ {
 		t := &toks[i]
 		if t.typ == rWaveReady {
@@ -526,26 +525,20 @@ func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 		switch {
 		case t.t == T:
 		case t.t > T:
-			for j := g; j < i; j++ {
-				var err error
-				switch toks[j].typ {
-				case rHandled:
-				case rInst:
-					err = r.applyInst(&toks[j])
-				default:
-					err = r.apply(&toks[j], false)
-				}
-				if err != nil {
-					return 0, err
-				}
-			}
 			g, T = i, t.t
 		default:
+			if err := r.applyGroup(toks[a:g]); err != nil {
+				return 0, err
+			}
+			a = g
 			if err := r.apply(t, false); err != nil {
 				return 0, err
 			}
 			t.typ = rHandled
 		}
+	}
+	if err := r.applyGroup(toks[a:g]); err != nil {
+		return 0, err
 	}
 	k := 0
 	for j := g; j < len(toks); j++ {
@@ -559,6 +552,68 @@ func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 		return 0, nil
 	}
 	return k, nil
+}
+
+// applyGroup applies toks in order with apply, less those marked
+// rHandled, for deliverBlock (no token takes handle's preamble). The usual
+// INST (rdnaScaled.fast, the top wave out of a trap and without an armed
+// barrier) is applyInst's usual case written out here: the loop keeps its
+// values in registers across tokens, which a call per token does not.
+func (r *rdna) applyGroup(toks []rdnaTok) error {
+	for j := range toks {
+		t := &toks[j]
+		switch t.typ {
+		case rHandled:
+			continue
+		case rInst:
+			v := t.v
+			var slot, code uint64
+			var w64 bool
+			if r.version <= 3 {
+				slot, code, w64 = v>>8&31, v>>13&0x7F, v>>7&1 != 0
+			} else {
+				slot, code, w64 = v>>7&31, v>>12&0xFF, v>>6&1 != 0
+			}
+			m := &r.scaled[code&0xFF]
+			s := r.slots[slot&31]
+			if !m.fast || len(s) == 0 {
+				break
+			}
+			w := s[len(s)-1]
+			if w.barrierExt || w.trap != trapRestored {
+				break
+			}
+			now := t.t
+			w.end = now
+			cycles := m.cycles
+			if w64 && r.w64Double {
+				cycles *= 2
+			}
+			in := wire.Instruction{Time: now, Category: m.cat, Duration: int32(cycles)}
+			if w.curState == wire.StateStall && w.stateStart < now {
+				in.Stall = uint32(now - w.stateStart)
+				in.Duration += int32(in.Stall)
+				in.Time = w.stateStart
+				if w.xnack {
+					w.xnack = false
+					w.lastXnack = now
+				}
+			}
+			w.insts = append(w.insts, in)
+			w.setState(wire.StateExec, now)
+			continue
+		}
+		var err error
+		if t.typ == rInst {
+			err = r.applyInst(t)
+		} else {
+			err = r.apply(t, false)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deliverQueued is deliverBlock's general case: the tokens go through
@@ -1005,7 +1060,7 @@ func (r *rdna) otherInst(t int64, m *rdnaScaled) error {
 	return nil
 }
 
-// inst is handle for an INST token, the most frequent (deliverBlock calls
+// inst is handle for an INST token, the most frequent (deliverQueued calls
 // it directly): handle's preamble test, then applyInst.
 func (r *rdna) inst(t *rdnaTok) error {
 	if r.plFlag || len(r.realtime) >= r.rtLimit {
@@ -1015,7 +1070,8 @@ func (r *rdna) inst(t *rdnaTok) error {
 }
 
 // applyInst applies an INST token (apply's case). The usual case is
-// written out here, the rest is in otherInst and instSpecial.
+// written out here (and, without codeJump, in applyGroup), the rest is in
+// otherInst and instSpecial.
 func (r *rdna) applyInst(t *rdnaTok) error {
 	v := t.v
 	var slot, code uint64
@@ -1112,14 +1168,16 @@ type rdnaScaled struct {
 	cat    wire.InstCategory
 	other  bool
 	usual  bool
+	fast   bool // usual, not other, not codeJump: applyGroup's usual INST
 }
 
 // scale fills r.scaled from the instruction table and the header's rates.
 func (r *rdna) scale() {
 	for c := range r.scaled {
 		m, cycles := r.mapInst(uint64(c))
-		r.scaled[c] = rdnaScaled{cycles: cycles, cat: m.cat, other: m.other,
-			usual: c != codeReturnExc && c != codeTrap && m.cat != wire.CatImmed && m.cat != wire.CatNone}
+		usual := c != codeReturnExc && c != codeTrap && m.cat != wire.CatImmed && m.cat != wire.CatNone
+		r.scaled[c] = rdnaScaled{cycles: cycles, cat: m.cat, other: m.other, usual: usual,
+			fast: usual && !m.other && c != codeJump}
 	}
 }
 
