@@ -88,14 +88,17 @@ var gfx9TokenMask = func() (m [16]uint64) {
 
 // gfx9InstClass maps INST types with a category to (category, phase add).
 // Types missing here are dropped.
+// plain says that the type needs nothing but its category and timing (not
+// INST_PC, GO_TO_TRAP or OTHER_MSG), the case buffered resolves inline.
 var gfx9InstClass = func() (m [32]struct {
-	cat   wire.InstCategory
-	phase uint8
-	ok    bool
+	cat       wire.InstCategory
+	phase     uint8
+	ok, plain bool
 }) {
 	set := func(cat wire.InstCategory, phase uint8, types ...int) {
 		for _, t := range types {
 			m[t].cat, m[t].phase, m[t].ok = cat, phase, true
+			m[t].plain = t != instPC && t != instGoToTrap && t != instOtherMsg
 		}
 	}
 	set(wire.CatSMEM, 5, instSMEMRd, instSMEMWr)
@@ -299,7 +302,39 @@ func (g *gfx9) buffered() error {
 			if v>>5&0xF >= gfx9Slots {
 				return slotError(token{v: v & 0xFFFF, off: g.off + int64(pos), typ: tInst})
 			}
-			if err := g.inst(v&0xFFFF, g.off+int64(pos), clock); err != nil {
+			// g.inst, inlined by hand for the usual case: a traced wave
+			// resolves an issued entry as a type that keeps it and
+			// needs nothing else (plain). Keep the two the same.
+			k := v >> 11 & 0x1F
+			w := g.waves[v>>5&0x3F]
+			if cls := gfx9InstClass[k]; cls.plain && w != nil && w.trap == trapRestored &&
+				w.issuedHead < len(w.issued) && w.issued[w.issuedHead] < len(w.insts) {
+				j := w.issued[w.issuedHead]
+				if w.issuedHead++; w.issuedHead == len(w.issued) {
+					w.issued, w.issuedHead = w.issued[:0], 0
+				}
+				ins := w.insts
+				n := len(ins)
+				I := &ins[j]
+				if n >= 2 && I.Time < end(&ins[n-2]) {
+					g.phase++
+				}
+				var p int64
+				if j > 0 {
+					prev := &ins[j-1]
+					trim(prev, I.Time)
+					p = end(prev)
+				}
+				phase := (g.phase+int64(v>>9&3))&3 + int64(cls.phase)
+				w.lastOfType[k] = j + 1
+				I.Category = cls.cat
+				I.Duration = int32(4 + max(clock-I.Time-phase&^3, 0))
+				if s, ok := w.takeStall(I.Time, p); ok {
+					I.Stall = uint32(max(I.Time-s, 0))
+					I.Duration = int32(max(I.Time+int64(I.Duration)-s, 4))
+					I.Time = s
+				}
+			} else if err := g.inst(v&0xFFFF, g.off+int64(pos), clock); err != nil {
 				return err
 			}
 			pos += 2
