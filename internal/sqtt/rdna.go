@@ -517,25 +517,20 @@ func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 	// together, when a token comes before the open group (handled early)
 	// and at the end of the block.
 	a, g, T := 0, 0, toks[0].t
-	for ; i < len(toks); i++ {
+	for {
+		if i, g, T = groupScan(toks, i, g, T); i == len(toks) {
+			break
+		}
+		if err := r.applyGroup(toks[a:g]); err != nil {
+			return 0, err
+		}
+		a = g
 		t := &toks[i]
-		if t.typ == rWaveReady {
-			t.t--
+		if err := r.apply(t, false); err != nil {
+			return 0, err
 		}
-		switch {
-		case t.t == T:
-		case t.t > T:
-			g, T = i, t.t
-		default:
-			if err := r.applyGroup(toks[a:g]); err != nil {
-				return 0, err
-			}
-			a = g
-			if err := r.apply(t, false); err != nil {
-				return 0, err
-			}
-			t.typ = rHandled
-		}
+		t.typ = rHandled
+		i++
 	}
 	if err := r.applyGroup(toks[a:g]); err != nil {
 		return 0, err
@@ -552,6 +547,33 @@ func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 		return 0, nil
 	}
 	return k, nil
+}
+
+// groupScan is deliverBlock's loop, a leaf: from toks[i] on, it moves a
+// WAVE_READY's time back by one and keeps g and T, the start and time of
+// the open group, up to the first token of a time before T (handled
+// early), whose index it returns with g and T (len(toks) when there is
+// none). It is kept out of line: inlined in deliverBlock, whose calls
+// make the compiler keep the loop's values on the stack, the scan took a
+// third more instructions.
+//
+//go:noinline
+func groupScan(toks []rdnaTok, i, g int, T int64) (int, int, int64) {
+	for ; i < len(toks); i++ {
+		t := &toks[i]
+		tt := t.t
+		if t.typ == rWaveReady {
+			tt--
+			t.t = tt
+		}
+		if tt < T {
+			break
+		}
+		if tt > T {
+			g, T = i, tt
+		}
+	}
+	return i, g, T
 }
 
 // applyGroup applies toks in order with apply, less those marked
@@ -601,6 +623,12 @@ func (r *rdna) applyGroup(toks []rdnaTok) error {
 			}
 			w.insts = append(w.insts, in)
 			w.setState(wire.StateExec, now)
+			continue
+		case rValuInst:
+			r.valu(t.v, t.t)
+			continue
+		case rWaveReady:
+			r.ready(t.v, t.t)
 			continue
 		}
 		var err error
@@ -860,35 +888,14 @@ func (r *rdna) handle(t *rdnaTok) error {
 }
 
 // apply is handle after its preamble (lost: the preamble consumed a
-// packet-loss flag). The usual cases of VALU_INST and WAVE_READY are
-// written out here, saving a call per token.
+// packet-loss flag).
 func (r *rdna) apply(t *rdnaTok, lost bool) error {
 	v := t.v
 	switch t.typ {
 	case rInst:
 		return r.applyInst(t)
 	case rValuInst:
-		s := r.slots[v>>7&31]
-		if len(s) == 0 {
-			return nil
-		}
-		// valu, written out.
-		w, now := s[len(s)-1], t.t
-		w.bx(now)
-		if w.trap != trapRestored {
-			return nil
-		}
-		in := wire.Instruction{Time: now, Category: wire.CatVALU, Duration: 1}
-		if v>>6&1 != 0 && r.ps.rules.wave64Double {
-			in.Duration = 2 // a wave64 instruction takes two passes under 0.1.6
-		}
-		if w.curState == wire.StateStall && w.stateStart < now {
-			in.Stall = uint32(now - w.stateStart)
-			in.Duration += int32(in.Stall)
-			in.Time = w.stateStart
-		}
-		w.insts = append(w.insts, in)
-		w.setState(wire.StateExec, now)
+		r.valu(v, t.t)
 	case rImmOne:
 		if w := r.top(v >> 7 & 31); w != nil {
 			r.immediate(w, t.t)
@@ -900,18 +907,7 @@ func (r *rdna) apply(t *rdnaTok, lost bool) error {
 			}
 		}
 	case rWaveReady:
-		for m := v >> 8 & 0xFFFF; m != 0; m &= m - 1 {
-			s := r.slots[bits.TrailingZeros64(m)&31]
-			if len(s) == 0 {
-				continue
-			}
-			// ready, written out.
-			w := s[len(s)-1]
-			w.bx(t.t - 1)
-			if w.lastXnack < t.t && !w.xnack {
-				w.setState(wire.StateStall, t.t)
-			}
-		}
+		r.ready(v, t.t)
 	case rNewPC:
 		var pc uint64
 		if r.gen >= 12 {
@@ -949,6 +945,45 @@ func (r *rdna) apply(t *rdnaTok, lost bool) error {
 		}
 	}
 	return nil
+}
+
+// valu applies a VALU_INST token, v its window, at time now.
+func (r *rdna) valu(v uint64, now int64) {
+	s := r.slots[v>>7&31]
+	if len(s) == 0 {
+		return
+	}
+	w := s[len(s)-1]
+	w.bx(now)
+	if w.trap != trapRestored {
+		return
+	}
+	in := wire.Instruction{Time: now, Category: wire.CatVALU, Duration: 1}
+	if v>>6&1 != 0 && r.w64Double {
+		in.Duration = 2 // a wave64 instruction takes two passes under 0.1.6
+	}
+	if w.curState == wire.StateStall && w.stateStart < now {
+		in.Stall = uint32(now - w.stateStart)
+		in.Duration += int32(in.Stall)
+		in.Time = w.stateStart
+	}
+	w.insts = append(w.insts, in)
+	w.setState(wire.StateExec, now)
+}
+
+// ready applies a WAVE_READY token, v its window, at time t.
+func (r *rdna) ready(v uint64, t int64) {
+	for m := v >> 8 & 0xFFFF; m != 0; m &= m - 1 {
+		s := r.slots[bits.TrailingZeros64(m)&31]
+		if len(s) == 0 {
+			continue
+		}
+		w := s[len(s)-1]
+		w.bx(t - 1)
+		if w.lastXnack < t && !w.xnack {
+			w.setState(wire.StateStall, t)
+		}
+	}
 }
 
 // preamble is handle's rare first step: the reader's packet-loss flag
