@@ -68,6 +68,7 @@ type rdna struct {
 	clock   int64
 	table   *[256]rdnaEntry
 	packed  [256]scanEntry // the token table for scan (pack)
+	step    int64          // the fewest bits of a token scan delivers (pack)
 	toks    [256]rdnaTok   // scan's block of tokens
 	gen     int            // 10, 11, 12: the reader and layout generation
 	extSkip bool
@@ -156,6 +157,12 @@ func (r *rdna) pack() {
 			v.rare = 1 // scanRun's window may lack its last 4 bits
 		}
 		r.packed[i] = v
+	}
+	r.step = 64
+	for _, v := range r.packed {
+		if v.deliver != 0 {
+			r.step = min(r.step, max(int64(v.bits), 1))
+		}
 	}
 }
 
@@ -377,7 +384,7 @@ func (r *rdna) scan(fast int64) error {
 		var stamp uint64 // the TIMESTAMP ending the block, if any (never 0)
 		for p < end && n < len(toks) {
 			var e scanEntry
-			p, start, n, clock, e = scanRun(buf, table, toks, p, end, n, clock)
+			p, start, n, clock, e = scanRun(buf, table, toks, p, end, n, clock, r.step)
 			if e.rare == 0 {
 				break
 			}
@@ -432,25 +439,32 @@ func (r *rdna) scan(fast int64) error {
 // multiple of 4, as every token length is (TestRDNATokenNibbles), so the
 // window is the 8 bytes at p>>3 or, at an odd nibble, those 4 bits on:
 // 60 bits at least, which hold every token but the rare ones (scan reads
-// those again).
-func scanRun(buf []byte, table *[256]scanEntry, toks *[256]rdnaTok, p, end int64, n int, clock int64) (int64, int64, int, int64, scanEntry) {
+// those again). step, the fewest bits of a token delivered (rdna.step),
+// lets the inner loop test p alone.
+func scanRun(buf []byte, table *[256]scanEntry, toks *[256]rdnaTok, p, end int64, n int, clock, step int64) (int64, int64, int, int64, scanEntry) {
 	start := p
-	var last scanEntry
-	for p < end && n < len(toks) {
-		start = p
-		w := binary.LittleEndian.Uint64(buf[p>>3:p>>3+8]) >> (p & 4)
-		e := table[w&0xFF]
-		p += int64(e.bits)
-		clock += int64(w>>(e.tb&63)&uint64(e.mask)) + int64(e.add)
-		t := &toks[uint8(n)]
-		t.v, t.t, t.typ = w, clock, e.typ
-		n += int(e.deliver)
-		if e.rare != 0 {
-			last = e
-			break
+	for {
+		// Each token delivered moves p on by step bits at least, so
+		// n stays under len(toks) while p < lim: the inner loop tests
+		// p alone.
+		lim := min(end, p+step*int64(len(toks)-n))
+		if p >= lim {
+			return p, start, n, clock, scanEntry{}
+		}
+		for p < lim {
+			start = p
+			w := binary.LittleEndian.Uint64(buf[p>>3:p>>3+8]) >> (p & 4)
+			e := table[w&0xFF]
+			p += int64(e.bits)
+			clock += int64(w>>(e.tb&63)&uint64(e.mask)) + int64(e.add)
+			t := &toks[uint8(n)]
+			t.v, t.t, t.typ = w, clock, e.typ
+			n += int(e.deliver)
+			if e.rare != 0 {
+				return p, start, n, clock, e
+			}
 		}
 	}
-	return p, start, n, clock, last
 }
 
 // skipExt skips, from bit p of buf, the bytes whose first bit is set
