@@ -959,14 +959,21 @@ func (g *gfx9) inst(v uint64, off, now int64) error {
 // issued at t and reports where its stall starts: at the start of the last
 // of them, but not before p, the end of the instruction before it. ok is
 // false when no stall began before t.
+// The queue is emptied (both 0) whenever it is used up, so an empty one
+// returns at once, without a store.
 func (w *wave) takeStall(t, p int64) (s int64, ok bool) {
-	for w.stallHead < len(w.stallStarts) && t > w.stallStarts[w.stallHead] {
-		s, ok = max(w.stallStarts[w.stallHead], p), true
-		w.stallHead++
+	h, q := w.stallHead, w.stallStarts
+	if h == len(q) || t <= q[h] {
+		return 0, false
 	}
-	if w.stallHead == len(w.stallStarts) {
-		w.stallStarts, w.stallHead = w.stallStarts[:0], 0
+	for h < len(q) && t > q[h] {
+		s, ok = max(q[h], p), true
+		h++
 	}
+	if h == len(q) {
+		w.stallStarts, h = q[:0], 0
+	}
+	w.stallHead = h
 	return s, ok
 }
 
