@@ -367,7 +367,7 @@ func (s *Set) prepare(it item, old os.FileInfo) error {
 	if err := untilInterrupted(func() error { return writeManifest(it.tmp, s.run, siblings) }); err != nil {
 		return err
 	}
-	return syncTree(it.tmp)
+	return syncTree(it.tmp, it.held)
 }
 
 // untilInterrupted runs fn and waits for it, unless a signal comes first

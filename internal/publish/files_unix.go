@@ -5,7 +5,9 @@ package publish
 import (
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,6 +39,46 @@ func (h dirHandle) create(dir, name string) (io.WriteCloser, error) {
 		return nil, &fs.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err}
 	}
 	return &fdFile{fd: fd, path: filepath.Join(dir, name)}, nil
+}
+
+// writeOut starts a syncfs of the folder's file system by the syncfs
+// helper (sys_linux.go's, this executable again) and returns without
+// waiting: one at a time, its outcome ignored (the commit's syncfs reports
+// a write-back error; the helper, in a process of its own, never holds up
+// the exit). Not where the helper cannot start.
+func (d *Files) writeOut() {
+	if !holdDirs || !d.writingOut.CompareAndSwap(false, true) { // syncfs is Linux's
+		return
+	}
+	done := func() { d.writingOut.Store(false) }
+	d.mu.RLock()
+	fd := -1
+	if !d.closed && d.h.ok() {
+		fd, _ = unix.FcntlInt(uintptr(d.h.fd1-1), unix.F_DUPFD_CLOEXEC, 0)
+	}
+	d.mu.RUnlock()
+	if fd < 0 {
+		done()
+		return
+	}
+	f := os.NewFile(uintptr(fd), d.dir)
+	defer f.Close()
+	cmd, err := helper(syncfsArg0)
+	if err == nil {
+		cmd.Stdin = f
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		err = cmd.Start()
+	}
+	if err != nil {
+		done()
+		return
+	}
+	go func() {
+		if cmd.Wait() == nil {
+			d.wroteOut.Add(1)
+		}
+		done()
+	}()
 }
 
 // retry repeats a call interrupted by a signal.

@@ -24,8 +24,12 @@
 // (flock on Unix, a process lock elsewhere), so that two processes
 // committing into one place run one after the other, and sweeps what dead
 // runs left there. It writes the mark, keeps an existing target's
-// permission bits, and fsyncs the temporaries (syncfs on Linux, every file
-// and folder elsewhere). It then writes a commit journal,
+// permission bits, and fsyncs the temporaries (syncfs on Linux, through
+// the folder held open since it was made, so that a write-back error of
+// any time since is reported; every file and folder elsewhere). A Files
+// writer starts that write-out early on Linux: every 128 MiB it has
+// written, a syncfs by the helper process, not waited for, so that the
+// commit's syncfs finds little left. It then writes a commit journal,
 // .attkit.commit-<pid>-<random>, into every parent (fsynced, with the
 // parents), naming each target, its temporary and the name its old content
 // moves to. Then each target is swapped: a folder by one atomic exchange
@@ -87,6 +91,7 @@ type Set struct {
 type item struct {
 	target, tmp string
 	dir         bool
+	held        *os.File // the folder tmp, open since it was made (for syncTree)
 }
 
 // NewSet returns an empty Set. With replace, Commit replaces targets that
@@ -124,8 +129,16 @@ func (s *Set) add(target string, dir bool) (string, error) {
 	for try := 0; ; try++ {
 		tmp := tempName(target, kindTmp)
 		register(tmp)
+		var held *os.File
 		if dir {
-			err = os.Mkdir(tmp, 0o777)
+			// Held open from the start: the commit's syncfs through it
+			// reports a write-back error of any time since (an error is
+			// reported to the descriptors open when it happened).
+			if err = os.Mkdir(tmp, 0o777); err == nil && holdDirs {
+				if held, err = os.Open(tmp); err != nil {
+					os.Remove(tmp)
+				}
+			}
 		} else {
 			var f *os.File
 			if f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666); err == nil {
@@ -133,7 +146,7 @@ func (s *Set) add(target string, dir bool) (string, error) {
 			}
 		}
 		if err == nil {
-			s.items = append(s.items, item{target: target, tmp: tmp, dir: dir})
+			s.items = append(s.items, item{target: target, tmp: tmp, dir: dir, held: held})
 			return tmp, nil
 		}
 		unregister(tmp)
@@ -279,6 +292,9 @@ func (s *Set) Abort() {
 
 func (s *Set) removeTemps() {
 	for _, it := range s.items {
+		if it.held != nil {
+			it.held.Close()
+		}
 		discard(it.tmp)
 		unregister(it.tmp)
 	}

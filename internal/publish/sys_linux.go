@@ -16,9 +16,16 @@ func exchange(a, b string) error {
 	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
 }
 
+// holdDirs: a Set holds its folders open (syncTree syncs through them).
+const holdDirs = true
+
 // syncTree puts folder dir and all it holds on disk: one syncfs(2) of its
-// file system rather than an fsync per file (syncfs).
-func syncTree(dir string) error {
+// file system rather than an fsync per file (syncfs), through held, the
+// folder open since it was made, when there is one.
+func syncTree(dir string, held *os.File) error {
+	if held != nil {
+		return syncfs(held)
+	}
 	f, err := os.Open(dir)
 	if err != nil {
 		return err
