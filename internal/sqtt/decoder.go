@@ -72,7 +72,11 @@ type Decoder struct {
 	// SplitBig: every batch). Tests make them small.
 	SplitChunk, SplitBig int
 
-	noScan bool // tests: the RDNA reader reads every token with read, none with scan
+	// noScan, for tests, takes every token through the readers' general
+	// path: the RDNA reader's read and deliver instead of scan and
+	// deliverBlock, gfx9's read and deliver instead of buffered (whose
+	// ISSUE and INST cases are issue and inst inlined by hand).
+	noScan bool
 }
 
 // New returns a native decoder.

@@ -41,6 +41,7 @@ func FuzzDecode(f *testing.F) {
 		d := &Decoder{Compat: CompatIf(len(data)%2 == 1), PoolLimit: 1 + len(data)%3*8}
 		fuzzDecode(t, d, data, isa)
 		splitMatches(t, *d, data, isa)
+		scanMatchesRead(t, data, isa)
 	})
 }
 

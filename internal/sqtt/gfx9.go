@@ -217,7 +217,7 @@ func (g *gfx9) run() error {
 			if g.qh == len(g.queue) {
 				g.queue, g.qh = g.queue[:0], 0
 			}
-		case len(g.buf)-g.pos >= 8:
+		case len(g.buf)-g.pos >= 8 && !g.ps.noScan:
 			if err := g.buffered(); err != nil {
 				return err
 			}

@@ -63,10 +63,12 @@ func FuzzDecodeRDNA(f *testing.F) {
 	})
 }
 
-// scanMatchesRead checks that the RDNA reader's block path (scan,
-// deliverBlock) gives the records of its token-by-token path (read,
-// deliver) on data, in both compat modes and with a pool limit of 2 (so
-// that realtime pairs are flushed in the middle of blocks too).
+// scanMatchesRead checks that a reader's fast path gives the records of
+// its token-by-token path (Decoder.noScan: read, deliver) on data: the
+// RDNA reader's block path (scan, deliverBlock), gfx9's buffered loop
+// (issue and inst inlined by hand). In both compat modes and with a pool
+// limit of 2 (so that realtime pairs are flushed in the middle of blocks
+// too).
 func scanMatchesRead(t *testing.T, data []byte, p *table) {
 	t.Helper()
 	for _, d := range []Decoder{{}, {Compat: Lib016}, {PoolLimit: 2}, {PoolLimit: 2, Compat: Lib016}} {
