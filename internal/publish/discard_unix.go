@@ -114,20 +114,32 @@ func helper(arg0 string) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// startSyncfs starts the syncfs helper (runSyncfs) on the file system of
+// f, its standard input, with out as its standard output, in a process
+// group of its own so that the terminal's Ctrl-C does not reach it.
+func startSyncfs(f *os.File, out io.Writer) (*exec.Cmd, error) {
+	cmd, err := helper(syncfsArg0)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout = f, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd, cmd.Start()
+}
+
 func init() {
 	if v, ok := os.LookupEnv(helperEnv); ok {
 		os.Unsetenv(helperEnv)
 		// (Not checked against the parent's pid: the parent may have
 		// exited already.)
 		if _, err := strconv.Atoi(v); err == nil && len(os.Args) == 1 {
-			if os.Args[0] == removerArg0 || os.Args[0] == syncfsArg0 {
-				closeInherited()
-			}
 			switch os.Args[0] {
 			case removerArg0:
+				closeInherited()
 				runRemover()
 				os.Exit(0)
 			case syncfsArg0:
+				closeInherited()
 				runSyncfs()
 				os.Exit(0)
 			}

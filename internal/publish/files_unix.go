@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -63,12 +62,7 @@ func (d *Files) writeOut() {
 	}
 	f := os.NewFile(uintptr(fd), d.dir)
 	defer f.Close()
-	cmd, err := helper(syncfsArg0)
-	if err == nil {
-		cmd.Stdin = f
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		err = cmd.Start()
-	}
+	cmd, err := startSyncfs(f, nil)
 	if err != nil {
 		done()
 		return

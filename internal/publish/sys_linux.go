@@ -42,33 +42,24 @@ func syncTree(dir string, held *os.File) error {
 // was written; the helper finishes it alone. Where the helper cannot be
 // started, the call is made here.
 func syncfs(f *os.File) error {
-	cmd, err := helper(syncfsArg0)
-	if err == nil {
-		var out bytes.Buffer
-		cmd.Stdin, cmd.Stdout = f, &out
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // not the terminal's Ctrl-C
-		err = cmd.Start()
-		if err == nil {
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err = <-done:
-			case <-interrupted:
-				return errInterrupted
-			}
-			switch s := strings.TrimSpace(out.String()); {
-			case s == "ok" && err == nil:
-				return nil
-			case strings.HasPrefix(s, "errno "):
-				n, _ := strconv.Atoi(strings.TrimPrefix(s, "errno "))
-				return &os.SyscallError{Syscall: "syncfs", Err: syscall.Errno(n)}
-			case err == nil:
-				err = fmt.Errorf("said %q", s)
-			}
-			return fmt.Errorf("syncfs helper: %w", err)
-		}
+	var out bytes.Buffer
+	cmd, err := startSyncfs(f, &out)
+	if err != nil {
+		return os.NewSyscallError("syncfs", unix.Syncfs(int(f.Fd())))
 	}
-	return os.NewSyscallError("syncfs", unix.Syncfs(int(f.Fd())))
+	if err = untilInterrupted(cmd.Wait); err == errInterrupted {
+		return err
+	}
+	switch s := strings.TrimSpace(out.String()); {
+	case s == "ok" && err == nil:
+		return nil
+	case strings.HasPrefix(s, "errno "):
+		n, _ := strconv.Atoi(strings.TrimPrefix(s, "errno "))
+		return &os.SyscallError{Syscall: "syncfs", Err: syscall.Errno(n)}
+	case err == nil:
+		err = fmt.Errorf("said %q", s)
+	}
+	return fmt.Errorf("syncfs helper: %w", err)
 }
 
 // runSyncfs is the syncfs helper's work: syncfs of its standard input,
