@@ -355,11 +355,9 @@ func (d *Driver) Decode(ctx context.Context, t Trace, sink Sink) (Result, error)
 		Trace:          t.Header,
 	}
 	var ending sqtt.Ending
-	if n, ok := dec.(*sqtt.Decoder); ok {
-		n.Ended = func(e sqtt.Ending) { ending = e }
-	}
 	stop := func() {}
 	if n, ok := dec.(*sqtt.Decoder); ok {
+		n.Ended = func(e sqtt.Ending) { ending = e }
 		n.Split, stop = d.splitCore()
 		n.SplitChunk, n.SplitBig = d.chunkLen, d.bigLen
 	}
