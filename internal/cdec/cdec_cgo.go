@@ -706,7 +706,8 @@ func (d *Decoder) decode(ctx context.Context, chunks []chunk, direct bool, p isa
 	// The parse call runs on a C thread of the session (session.h); this
 	// goroutine converts and emits what it copies out. Go's processors
 	// make room for that thread while it runs (procs).
-	s.parsing = procsParsing()
+	procsParsing()
+	s.parsing = true
 	defer s.parsed()
 	var started C.int
 	switch {
@@ -924,8 +925,8 @@ var procs struct {
 	base int // GOMAXPROCS before the first of them
 }
 
-// procsParsing counts a parse thread in; it returns true for parsed.
-func procsParsing() bool {
+// procsParsing counts a parse thread in (procsParsed counts it out).
+func procsParsing() {
 	procs.Lock()
 	defer procs.Unlock()
 	if procs.n == 0 {
@@ -933,7 +934,6 @@ func procsParsing() bool {
 	}
 	procs.n++
 	runtime.GOMAXPROCS(max(1, procs.base-procs.n))
-	return true
 }
 
 // procsParsed counts a parse thread out.
