@@ -79,7 +79,8 @@ type rdna struct {
 	ntoken  int
 	rtLimit int // realtime pairs held at most: max(PoolLimit, realtimeFlush)
 
-	w64Double bool // ps.rules.wave64Double
+	w64Double bool   // ps.rules.wave64Double
+	w64Shift  uint64 // 1 when w64Double, else 0: a wave64 INST's cycles are shifted left by it
 
 	// HEADER (2.3.5)
 	version      int
@@ -109,6 +110,9 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 	r := &rdna{ctx: ctx, ps: ps, em: &ps.em, br: br, regs: newRegState(), version: a.Version2,
 		dprate: 1, derate: 1, prevPos: -1 << 40, rtLimit: max(ps.limit, realtimeFlush),
 		w64Double: ps.rules.wave64Double}
+	if r.w64Double {
+		r.w64Shift = 1
+	}
 	switch a.GFXIP {
 	case 10:
 		r.gen, r.table = 10, pick(ps.rules.nibble0111Token, gfx10Table016, gfx10Table)
@@ -603,12 +607,11 @@ func (r *rdna) applyGroup(toks []rdnaTok) error {
 			continue
 		case rInst:
 			v := t.v
-			var slot, code uint64
-			var w64 bool
+			var slot, code, w64 uint64
 			if r.version <= 3 {
-				slot, code, w64 = v>>8&31, v>>13&0x7F, v>>7&1 != 0
+				slot, code, w64 = v>>8&31, v>>13&0x7F, v>>7&1
 			} else {
-				slot, code, w64 = v>>7&31, v>>12&0xFF, v>>6&1 != 0
+				slot, code, w64 = v>>7&31, v>>12&0xFF, v>>6&1
 			}
 			m := &r.scaled[code&0xFF]
 			s := r.slots[slot&31]
@@ -621,21 +624,17 @@ func (r *rdna) applyGroup(toks []rdnaTok) error {
 			}
 			now := t.t
 			w.end = now
-			cycles := m.cycles
-			if w64 && r.w64Double {
-				cycles *= 2
+			// Wave64 under 0.1.6 doubles the cycles, and a stall since
+			// the state began is added: both without a branch on the
+			// token's data (their tests were mispredicted often).
+			stall := stallSince(w, now)
+			if w.xnack && stall > 0 {
+				w.xnack = false
+				w.lastXnack = now
 			}
-			in := wire.Instruction{Time: now, Category: m.cat, Duration: int32(cycles)}
-			if w.curState == wire.StateStall && w.stateStart < now {
-				in.Stall = uint32(now - w.stateStart)
-				in.Duration += int32(in.Stall)
-				in.Time = w.stateStart
-				if w.xnack {
-					w.xnack = false
-					w.lastXnack = now
-				}
-			}
-			w.insts = append(w.insts, in)
+			in := w.push()
+			in.Time, in.Category, in.Stall = now-stall, m.cat, uint32(stall)
+			in.Duration = int32(m.cycles<<(w64&r.w64Shift&1)) + int32(stall)
 			w.setState(wire.StateExec, now)
 			continue
 		case rValuInst:
@@ -972,16 +971,11 @@ func (r *rdna) valu(v uint64, now int64) {
 	if w.trap != trapRestored {
 		return
 	}
-	in := wire.Instruction{Time: now, Category: wire.CatVALU, Duration: 1}
-	if v>>6&1 != 0 && r.w64Double {
-		in.Duration = 2 // a wave64 instruction takes two passes under 0.1.6
-	}
-	if w.curState == wire.StateStall && w.stateStart < now {
-		in.Stall = uint32(now - w.stateStart)
-		in.Duration += int32(in.Stall)
-		in.Time = w.stateStart
-	}
-	w.insts = append(w.insts, in)
+	// A wave64 instruction takes two passes under 0.1.6.
+	stall := stallSince(w, now)
+	in := w.push()
+	in.Time, in.Category, in.Stall = now-stall, wire.CatVALU, uint32(stall)
+	in.Duration = int32(1<<(v>>6&r.w64Shift&1)) + int32(stall)
 	w.setState(wire.StateExec, now)
 }
 
@@ -1048,6 +1042,17 @@ func (r *rdna) top(slot uint64) *rwave {
 		return nil
 	}
 	return s[len(s)-1]
+}
+
+// stallSince is the stall an instruction of w at time now takes: the
+// time since its STALL state began, 0 when it is in another state or the
+// state began at now. It takes no branch (conditional moves).
+func stallSince(w *rwave, now int64) int64 {
+	stall := max(now-w.stateStart, 0)
+	if w.curState != wire.StateStall {
+		stall = 0
+	}
+	return stall
 }
 
 // setState is the RDNA wave model's set_state (2.3.6).
