@@ -104,6 +104,28 @@ func checkGolden(t *testing.T, out string) {
 	}
 }
 
+// TestAttToolDirect checks that the first trace of a run, decoded
+// straight into the run's writer, gives the files its record file gives:
+// --keep-going writes every trace through its record file, and the
+// sample's runs have two traces each, so the run without it mixes both
+// ways; the trees are compared byte for byte.
+func TestAttToolDirect(t *testing.T) {
+	needTools(t, "llvm-objdump-19")
+	direct, recs := t.TempDir(), t.TempDir()
+	for _, run := range []struct {
+		out  string
+		args []string
+	}{{direct, nil}, {recs, []string{"--keep-going"}}} {
+		args := append([]string{"-d", run.out, "-j", "2", "--backend", "native", "--formats", "json,csv,html"}, run.args...)
+		if _, stderr, code := attTool(t, nil, append(args, "testdata/sample")...); code != 0 {
+			t.Fatalf("att-tool %v: exit %d: %s", run.args, code, stderr)
+		}
+	}
+	if d := folderDiff(t, direct, recs); d != "" {
+		t.Errorf("direct and record-file outputs differ: %s", d)
+	}
+}
+
 // TestAttToolBadInputs feeds the bad inputs of python-layer §6.4 and
 // checks message and exit status: one message per problem, and the exit
 // code of the step that failed.

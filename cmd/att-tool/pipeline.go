@@ -55,15 +55,23 @@ type output struct {
 	traces   []int // indexes into pipeline.tasks, in discovery order
 	noMatch  bool  // waves ran, but no instruction is in the index
 	sel      *waveselect.Selector
+
+	rwOnce sync.Once  // makes rw, for the run's writer or a direct decode
+	rw     *runWriter // what turns the run's records into its outputs
+	rwErr  error
 }
 
-// A task is one trace to decode into a record file.
+// A task is one trace to decode into a record file, or straight into the
+// writer of its run (direct).
 type task struct {
 	t    tracename.Trace
 	code *code
 	rec  string
 	live *recFile // the record file as it is written (without --keep-going)
 	err  error    // the decode failed (--keep-going)
+	// direct is the run whose writer the decode feeds itself, with no
+	// record file: the first trace of each run, without --keep-going.
+	direct *output
 }
 
 type pipeline struct {
@@ -232,18 +240,27 @@ func (p *pipeline) decodeThenWrite(ctx context.Context) error {
 var errTraceFailed = errors.New("a trace of the run failed to decode")
 
 // decodeAndWrite decodes the traces (-j at once) while the runs are
-// written (-j at once): the writer of a run reads each of its traces'
-// record files as the decode appends to it, so the decode of a trace and
-// the writing of its viewer files overlap. Any failure ends both.
+// written (-j at once). The first trace of a run is decoded straight into
+// the run's writer (direct: its records are not encoded into a record file
+// and read back, which cost a third of a trace's work); the writer of a
+// run reads each of its other traces' record files as the decode appends
+// to it, so the decode of a trace and the writing of its viewer files
+// overlap. Any failure ends both.
 func (p *pipeline) decodeAndWrite(ctx context.Context) error {
 	for _, o := range p.outs {
 		if err := p.open(o); err != nil {
 			return err
 		}
+		if p.direct() {
+			p.tasks[o.traces[0]].direct = o
+		}
 	}
 	for i := range p.tasks {
 		tk := &p.tasks[i]
 		tk.live = newRecFile()
+		if tk.direct != nil {
+			continue // tk.live only says when the decode ended
+		}
 		// Made now, so that a writer can open it before its decode starts.
 		f, err := os.Create(tk.rec)
 		if err != nil {
@@ -279,6 +296,11 @@ func (p *pipeline) decodeAndWrite(ctx context.Context) error {
 		p.prog.start("write", fmt.Sprintf("writing %d runs", len(p.outs)))
 	}
 	wg.Wait()
+	for _, o := range p.outs {
+		if o.rw != nil && o.rw.rep != nil {
+			o.rw.rep.Close() // a run whose writer did not start
+		}
+	}
 	// The first real failure: a decode's, else a writer's, else the
 	// interrupt.
 	for _, err := range []error{decErr, wrErr} {
@@ -663,13 +685,45 @@ feed:
 	return first
 }
 
-// decode decodes one trace into its record file.
+// direct tells whether the first trace of each run may be decoded
+// straight into its writer: not with --kernel or --dispatch, whose
+// selection rearranges the batches it is given (wire.Batch.Keep), which
+// belong to the decoder.
+func (p *pipeline) direct() bool { return len(p.f.Kernel) == 0 && len(p.f.Dispatch) == 0 }
+
+// decode decodes one trace into its record file, or into its run's writer
+// (direct).
 func (p *pipeline) decode(ctx context.Context, tk *task) (err error) {
 	in, err := os.Open(tk.t.Path)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	tr := driver.Trace{
+		Name:   tk.t.Path,
+		Header: wire.Trace{Path: tk.t.Path, SE: tk.t.SE, Run: tk.t.Run},
+		Input:  in,
+		Code:   tk.code.drv,
+	}
+	if p.prog != nil {
+		tr.Read = &p.prog.bytes
+	}
+	if o := tk.direct; o != nil {
+		rw, err := p.runWriter(o)
+		if err != nil {
+			return err
+		}
+		ds := &directSink{ctx: ctx, rw: rw, path: tk.t.Path, prog: p.prog}
+		res, err := p.drv.Decode(ctx, tr, ds)
+		switch {
+		case ds.err != nil:
+			return ds.err // the writer's, named by the trace as a record file's read
+		case err != nil:
+			return &traceError{err}
+		}
+		p.prog.traceDone(tk.t.Path, res.Bytes, ds.waves)
+		return nil
+	}
 	out, err := os.Create(tk.rec)
 	if err != nil {
 		return err
@@ -684,15 +738,6 @@ func (p *pipeline) decode(ctx context.Context, tk *task) (err error) {
 		w = tk.live.appender(out)
 	}
 	rs := &recSink{w: wire.NewWriter(w), prog: p.prog}
-	tr := driver.Trace{
-		Name:   tk.t.Path,
-		Header: wire.Trace{Path: tk.t.Path, SE: tk.t.SE, Run: tk.t.Run},
-		Input:  in,
-		Code:   tk.code.drv,
-	}
-	if p.prog != nil {
-		tr.Read = &p.prog.bytes
-	}
 	res, err := p.drv.Decode(ctx, tr, rs)
 	if err != nil {
 		return &traceError{err}
@@ -730,6 +775,42 @@ func (s *recSink) Batch(b *wire.Batch) error {
 	return s.w.WriteBatch(b)
 }
 
+// directSink hands a trace's records straight to its run's writer,
+// counting waves.
+type directSink struct {
+	ctx   context.Context
+	rw    *runWriter
+	path  string
+	prog  *progress
+	waves int64
+	err   error // the writer's first error, named by the trace
+}
+
+func (s *directSink) Header(h *wire.Header) error {
+	return s.fail(s.rw.header(h))
+}
+
+func (s *directSink) Batch(b *wire.Batch) error {
+	// An interrupt takes effect within a batch, not a trace.
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	if b.Type == wire.TypeWave {
+		s.waves += int64(len(b.Waves))
+		if s.prog != nil {
+			s.prog.waves.Add(int64(len(b.Waves)))
+		}
+	}
+	return s.fail(s.rw.batch(b))
+}
+
+func (s *directSink) fail(err error) error {
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("%s: %w", s.path, err)
+	}
+	return err
+}
+
 // snapshotOptions say where the sources are (--source) and warn of what
 // is not copied.
 func (p *pipeline) snapshotOptions() snapshot.Options {
@@ -753,8 +834,68 @@ func (p *pipeline) warn(format string, args ...any) {
 	fmt.Fprintf(p.env.Stderr, format+"\n", args...)
 }
 
+// A runWriter turns the records of one run, trace after trace, into its
+// outputs: the viewer folder, the fold behind the stats CSV and the report.
+// It is fed by one goroutine at a time: the decode of the run's first
+// trace (direct), then the run's writer.
+type runWriter struct {
+	fo   *fold.Fold
+	sel  *waveselect.Selector
+	w    *rcv.Writer
+	rep  *report.Report
+	prog *progress
+}
+
+// runWriter returns the writer of o's records, made at the first call.
+func (p *pipeline) runWriter(o *output) (*runWriter, error) {
+	o.rwOnce.Do(func() {
+		sel, err := waveselect.New(o.code.ix, p.f.selectOptions())
+		if err != nil {
+			o.rwErr = err
+			return
+		}
+		o.sel = sel
+		fo := fold.New(o.code.ix)
+		rw := &runWriter{fo: fo, sel: sel, prog: p.prog,
+			w: rcv.NewWriter(o.folder, o.code.ix, fo, rcv.Options{JSON: p.json, DecodeMarkers: !p.f.NoDecodeMarkers,
+				CounterNames: o.counters})}
+		if p.html {
+			rw.rep = report.New(o.code.ix, nil)
+		}
+		o.rw = rw
+	})
+	return o.rw, o.rwErr
+}
+
+// header begins a trace of the run.
+func (rw *runWriter) header(h *wire.Header) error {
+	rw.sel.BeginPart(h)
+	if rw.rep != nil {
+		if err := rw.rep.Header(h); err != nil {
+			return err
+		}
+	}
+	return rw.w.BeginTrace(h)
+}
+
+// batch adds a batch of the current trace; b is not retained.
+func (rw *runWriter) batch(b *wire.Batch) error {
+	rw.sel.Select(b)
+	if rw.prog != nil && b.Type == wire.TypeWave {
+		rw.prog.wavesOut.Add(int64(len(b.Waves)))
+	}
+	if rw.rep != nil {
+		if err := rw.rep.Batch(b); err != nil {
+			return err
+		}
+	}
+	return rw.w.AddBatch(b)
+}
+
 // write writes the viewer folder and stats CSV of one output from its
-// traces' record files, as att-rcv and att-stats do.
+// traces' record files, as att-rcv and att-stats do; the records of a
+// trace decoded straight into the run's writer (direct) are in it once
+// its decode ends.
 func (p *pipeline) write(ctx context.Context, o *output) (err error) {
 	defer func() {
 		// The viewer files still being written, and their error.
@@ -762,19 +903,14 @@ func (p *pipeline) write(ctx context.Context, o *output) (err error) {
 			err = cerr
 		}
 	}()
-	fo := fold.New(o.code.ix)
-	sel, err := waveselect.New(o.code.ix, p.f.selectOptions())
+	rw, err := p.runWriter(o)
 	if err != nil {
 		return err
 	}
-	o.sel = sel
-	w := rcv.NewWriter(o.folder, o.code.ix, fo, rcv.Options{JSON: p.json, DecodeMarkers: !p.f.NoDecodeMarkers,
-		CounterNames: o.counters})
-	var rep *report.Report
-	if p.html {
-		rep = report.New(o.code.ix, nil)
-		defer rep.Close()
+	if rw.rep != nil {
+		defer rw.rep.Close()
 	}
+	fo, w, rep := rw.fo, rw.w, rw.rep
 	// One reader (one read buffer) for every trace's records.
 	fs := wire.Files{MaxBatch: rcv.MaxBatch}
 	for _, i := range o.traces {
@@ -784,6 +920,12 @@ func (p *pipeline) write(ctx context.Context, o *output) (err error) {
 		tk := &p.tasks[i]
 		if tk.err != nil {
 			continue // --keep-going: reported, left out
+		}
+		if tk.direct == o {
+			if err := tk.live.wait(ctx); err != nil {
+				return err
+			}
+			continue
 		}
 		opened := false
 		fs.Open = func(path string) (io.ReadCloser, string, error) {
@@ -804,25 +946,9 @@ func (p *pipeline) write(ctx context.Context, o *output) (err error) {
 			}
 			switch rd.Kind() {
 			case wire.KindHeader:
-				sel.BeginPart(rd.Header())
-				if rep != nil {
-					if err := rep.Header(rd.Header()); err != nil {
-						return err
-					}
-				}
-				return w.BeginTrace(rd.Header())
+				return rw.header(rd.Header())
 			case wire.KindBatch:
-				b := rd.Batch()
-				sel.Select(b)
-				if p.prog != nil && b.Type == wire.TypeWave {
-					p.prog.wavesOut.Add(int64(len(b.Waves)))
-				}
-				if rep != nil {
-					if err := rep.Batch(b); err != nil {
-						return err
-					}
-				}
-				return w.AddBatch(b)
+				return rw.batch(rd.Batch())
 			}
 			return nil
 		})

@@ -51,6 +51,33 @@ func (r *recFile) end(err error) {
 	r.grew.Broadcast()
 }
 
+// wake wakes the waiters to look at their context: under the lock, so
+// that none is between its look and its wait.
+func (r *recFile) wake() {
+	r.mu.Lock()
+	r.grew.Broadcast()
+	r.mu.Unlock()
+}
+
+// wait waits until the decode ends: nil when it ended complete,
+// errTraceFailed when it failed, ctx's error when ctx ends first.
+func (r *recFile) wait(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, r.wake)
+	defer stop()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.done && ctx.Err() == nil {
+		r.grew.Wait()
+	}
+	switch {
+	case !r.done:
+		return ctx.Err()
+	case r.err != nil:
+		return errTraceFailed
+	}
+	return nil
+}
+
 // follow returns a reader of the file f (the record file opened for
 // reading) that reads what the decode wrote so far and waits for more
 // until it ends: io.EOF when it ended complete, errTraceFailed when it
@@ -68,7 +95,7 @@ type recFollower struct {
 
 func (fw *recFollower) Read(p []byte) (int, error) {
 	r := fw.r
-	stop := context.AfterFunc(fw.ctx, r.grew.Broadcast)
+	stop := context.AfterFunc(fw.ctx, r.wake)
 	defer stop()
 	r.mu.Lock()
 	for fw.off == r.size && !r.done && fw.ctx.Err() == nil {
