@@ -371,53 +371,25 @@ func (r *rdna) read() error {
 // sample come between the same deliveries as in read. scanRun reads the
 // usual tokens; scan reads the rare ones (see scanEntry) again here.
 func (r *rdna) scan(fast int64) error {
+	if r.ps.back != nil {
+		return r.scanSplit(fast)
+	}
 	buf := r.buf
 	base := r.bufOff * 8
 	p := r.pos - base
 	end := min(fast-base, p+1<<20)
 	start := r.prevPos - base
 	clock := r.clock
-	table := &r.packed
 	toks := &r.toks
-	if r.extSkip {
-		start, p, r.extSkip = skipExt(buf, start, p, end)
+	ext := r.extSkip
+	if ext {
+		start, p, ext = skipExt(buf, start, p, end)
 	}
 	carry := 0 // the open group kept at the front of the block (deliverBlock)
 	for p < end {
-		n := carry
 		var stamp uint64 // the TIMESTAMP ending the block, if any (never 0)
-		for p < end && n < len(toks) {
-			var e scanEntry
-			p, start, n, clock, e = scanRun(buf, table, toks, p, end, n, clock, r.step)
-			if e.rare == 0 {
-				break
-			}
-			// A rare token at start, written to toks[n-1] when delivered:
-			// its whole window.
-			sh := uint(start & 7)
-			w := binary.LittleEndian.Uint64(buf[start>>3:])>>sh | uint64(buf[start>>3+8])<<1<<(63-sh)
-			if e.typ == rTimestamp {
-				stamp = w
-				break
-			}
-			if e.deliver != 0 {
-				toks[n-1].v = w
-			}
-			if e.typ == rNewPC && r.gen >= 12 {
-				// The 72-bit gfx12 NEW_PC: the window 8 bits on.
-				b := buf[(start+8)>>3 : (start+8)>>3+9]
-				toks[n-1].x = binary.LittleEndian.Uint64(b)>>sh | uint64(b[8])<<1<<(63-sh)
-			}
-			if e.typ != rWaveStartExt || r.gen < 12 {
-				continue
-			}
-			// A gfx12 WAVE_START_EXT: the bytes after it whose first bit
-			// is set are skipped.
-			var skip bool
-			if start, p, skip = skipExt(buf, start, p, end); skip {
-				r.extSkip = true
-			}
-		}
+		var n int
+		p, start, n, clock, stamp, ext = r.scanBlock(buf, toks, p, end, start, carry, clock, ext)
 		var err error
 		if carry, err = r.deliverBlock(toks[:n], carry); err != nil {
 			return err
@@ -429,8 +401,49 @@ func (r *rdna) scan(fast int64) error {
 		}
 	}
 	r.q = append(r.q, toks[:carry]...)
-	r.pos, r.prevPos, r.clock = p+base, start+base, clock
+	r.pos, r.prevPos, r.clock, r.extSkip = p+base, start+base, clock, ext
 	return r.ctx.Err()
+}
+
+// scanBlock is scan's block: it reads tokens from bit p of buf into toks
+// from n on (start: where the previous token started; clock: the clock
+// there; ext: a gfx12 WAVE_START_EXT's skip goes on) while p < end and
+// the block is not full, and stops after a TIMESTAMP, which it returns as
+// stamp (else 0) without applying it. It returns the position after the
+// last token read, that token's start, the tokens in the block, the clock
+// and the skip. It reads the tokens alone, no decoder state: a split
+// decode runs it ahead of the handlers (scanSplit).
+func (r *rdna) scanBlock(buf []byte, toks *[256]rdnaTok, p, end, start int64, n int, clock int64, ext bool) (int64, int64, int, int64, uint64, bool) {
+	table := &r.packed
+	for p < end && n < len(toks) {
+		var e scanEntry
+		p, start, n, clock, e = scanRun(buf, table, toks, p, end, n, clock, r.step)
+		if e.rare == 0 {
+			break
+		}
+		// A rare token at start, written to toks[n-1] when delivered:
+		// its whole window.
+		sh := uint(start & 7)
+		w := binary.LittleEndian.Uint64(buf[start>>3:])>>sh | uint64(buf[start>>3+8])<<1<<(63-sh)
+		if e.typ == rTimestamp {
+			return p, start, n, clock, w, ext
+		}
+		if e.deliver != 0 {
+			toks[n-1].v = w
+		}
+		if e.typ == rNewPC && r.gen >= 12 {
+			// The 72-bit gfx12 NEW_PC: the window 8 bits on.
+			b := buf[(start+8)>>3 : (start+8)>>3+9]
+			toks[n-1].x = binary.LittleEndian.Uint64(b)>>sh | uint64(b[8])<<1<<(63-sh)
+		}
+		if e.typ != rWaveStartExt || r.gen < 12 {
+			continue
+		}
+		// A gfx12 WAVE_START_EXT: the bytes after it whose first bit
+		// is set are skipped.
+		start, p, ext = skipExt(buf, start, p, end)
+	}
+	return p, start, n, clock, 0, ext
 }
 
 // scanRun is scan's loop: it reads tokens from bit p of buf into toks
@@ -728,31 +741,49 @@ func (r *rdna) deliverQueued(toks []rdnaTok) error {
 
 // timestamp applies a TIMESTAMP token (2.3.3).
 func (r *rdna) timestamp(w uint64, tail bool) {
-	var value uint64
-	var rt, pl bool
+	r.clock += stampClock(r.gen, w)
 	switch r.gen {
 	case 10:
-		value = w >> 16
-		switch w >> 14 & 3 {
-		case 1:
-			r.clock += int64(value)
-		case 2:
-			r.rtSample(value, tail)
+		if w>>14&3 == 2 {
+			r.rtSample(w>>16, tail)
 		}
 		return
 	case 11:
-		pl, rt, value = w>>8&1 != 0, w>>9&1 != 0, w>>12&(1<<36-1)
+		pl, rt := w>>8&1 != 0, w>>9&1 != 0
+		if pl && !rt {
+			r.plFlag = true
+		} else if rt && !pl {
+			r.rtSample(w>>12&(1<<36-1), tail)
+		}
 	default:
-		rt, pl, value = w>>7&1 != 0, w>>8&1 != 0, w>>12
+		rt, pl := w>>7&1 != 0, w>>8&1 != 0
+		if pl && !rt {
+			r.plFlag = true
+		} else if rt && !pl {
+			r.rtSample(w>>12, tail)
+		}
 	}
-	if pl && !rt {
-		r.plFlag = true
+}
+
+// stampClock is what a TIMESTAMP token w adds to the clock on generation
+// gen (2.3.3): the token alone decides it, so a split decode's scan
+// (scanSplit) keeps the clock without the handlers' state.
+func stampClock(gen int, w uint64) int64 {
+	switch gen {
+	case 10:
+		if w>>14&3 == 1 {
+			return int64(w >> 16)
+		}
+	case 11:
+		if w>>9&1 == 0 {
+			return int64(w >> 12 & (1<<36 - 1))
+		}
+	default:
+		if w>>7&1 == 0 {
+			return int64(w >> 12)
+		}
 	}
-	if !rt {
-		r.clock += int64(value)
-	} else if !pl {
-		r.rtSample(value, tail)
-	}
+	return 0
 }
 
 // rtSample records a realtime sample. As AMD's 0.1.6 library does (the

@@ -40,6 +40,8 @@ type back struct {
 
 	waves  []*wave  // gfx9 waves the back is done with, for the front
 	rwaves []*rwave // RDNA ones
+
+	scan *rdnaScanner // an RDNA decode's scan, once started
 }
 
 // A splitChunk is a run of the front's items.
@@ -258,8 +260,214 @@ func (bk *back) emit(b *wire.Batch) error {
 // at an item the front made before anything the front failed at, so its
 // error is the decode's.
 func (bk *back) finish() error {
+	if bk.scan != nil {
+		bk.scan.finish()
+	}
 	bk.send()
 	close(bk.full)
 	<-bk.done
 	return bk.err
+}
+
+// An rdnaScanner is the third stage of a split RDNA decode: it runs the
+// token scan (rdna.scanBlock: the clock, the skip state and where each
+// token starts come from the tokens alone) on a goroutine of its own,
+// ahead of the handlers on the front's, which take its blocks in order
+// (scanSplit).
+//
+// The front gives the scanner one stretch of the buffered bytes at a time
+// (scan's: up to 2^20 bits, before fastEnd) and takes its blocks until the
+// stretch's last; it does not refill the buffer before, so the scanner
+// reads bytes nobody writes. Blocks go through a ring of scanRing; each has
+// room for the open group the front carries (rdnaCarry tokens) before the
+// scanned tokens, so the carried group is not copied with the block.
+type rdnaScanner struct {
+	r    *rdna
+	jobs chan scanJob
+	done chan struct{}
+	ring *[scanRing]scanBlock
+
+	produced, consumed atomic.Int64 // blocks written, blocks given back
+	stop               atomic.Bool
+	prod, cons         parker // the scanner waits for room, the front for a block
+	head               int64  // the front's next block
+}
+
+// scanSpin is how many times a waiting side checks its condition before it
+// sleeps.
+var scanSpin = 64
+
+// scanRing blocks of 256 tokens are in flight at most (about 330 KB).
+const scanRing = 32
+
+// A scanJob is a stretch to scan: bits p to end of buf, with the state
+// scanBlock takes.
+type scanJob struct {
+	buf           []byte
+	p, end, start int64
+	clock         int64
+	ext           bool
+}
+
+// A scanBlock is a block of tokens scanned: toks[rdnaCarry:rdnaCarry+n],
+// the TIMESTAMP that ended it (stamp, 0 if none) and the clock before it;
+// the last block of a job has the scan's state after it.
+type scanBlock struct {
+	toks     [rdnaCarry + 256]rdnaTok
+	n        int
+	stamp    uint64
+	clock    int64
+	last     bool
+	p, start int64
+	ext      bool
+}
+
+// A parker lets one goroutine wait until a condition holds that another
+// makes true, without a wake-up per change: the waiter sleeps only after
+// it said so (waiting) and checked the condition again, and the other
+// wakes it once it made the condition true.
+type parker struct {
+	waiting atomic.Bool
+	wake    chan struct{}
+}
+
+func newParker() parker { return parker{wake: make(chan struct{}, 1)} }
+
+// wait returns once ready() holds.
+func (pk *parker) wait(ready func() bool) {
+	for spin := 0; !ready(); spin++ {
+		if spin < scanSpin {
+			continue
+		}
+		pk.waiting.Store(true)
+		if ready() {
+			pk.waiting.Store(false)
+			return
+		}
+		<-pk.wake
+	}
+}
+
+// signal wakes the waiter, if waiting; call it after making its condition
+// true.
+func (pk *parker) signal() {
+	if pk.waiting.Load() && pk.waiting.CompareAndSwap(true, false) {
+		select {
+		case pk.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// scanner returns the decode's scanner, starting it on first use.
+func (r *rdna) scanner() *rdnaScanner {
+	bk := r.ps.back
+	if bk.scan == nil {
+		sc := &rdnaScanner{r: r, jobs: make(chan scanJob), done: make(chan struct{}),
+			ring: new([scanRing]scanBlock), prod: newParker(), cons: newParker()}
+		bk.scan = sc
+		go sc.run()
+	}
+	return bk.scan
+}
+
+// run is the scanner's goroutine: it scans each job into blocks until
+// the jobs end or stop is set.
+func (sc *rdnaScanner) run() {
+	defer close(sc.done)
+	r := sc.r
+	var i int64 // the next block
+	room := func() bool { return i-sc.consumed.Load() < scanRing/2 || sc.stop.Load() }
+	for job := range sc.jobs {
+		buf, p, end, start, clock, ext := job.buf, job.p, job.end, job.start, job.clock, job.ext
+		if ext {
+			start, p, ext = skipExt(buf, start, p, end)
+		}
+		for {
+			if i-sc.consumed.Load() >= scanRing {
+				sc.prod.wait(room)
+			}
+			if sc.stop.Load() {
+				return
+			}
+			b := &sc.ring[i%scanRing]
+			var n int
+			var stamp uint64
+			p, start, n, clock, stamp, ext = r.scanBlock(buf, (*[256]rdnaTok)(b.toks[rdnaCarry:]), p, end, start, 0, clock, ext)
+			b.n, b.stamp, b.clock = n, stamp, clock
+			if stamp != 0 {
+				clock += stampClock(r.gen, stamp)
+			}
+			b.last = p >= end
+			b.p, b.start, b.ext = p, start, ext
+			i++
+			sc.produced.Store(i)
+			sc.cons.signal()
+			if b.last {
+				break
+			}
+		}
+	}
+}
+
+// next returns the front's next block, waiting for it.
+func (sc *rdnaScanner) next() *scanBlock {
+	i := sc.head
+	if sc.produced.Load() <= i {
+		sc.cons.wait(func() bool { return sc.produced.Load() > i })
+	}
+	return &sc.ring[i%scanRing]
+}
+
+// release gives the front's block back to the scanner.
+func (sc *rdnaScanner) release() {
+	sc.head++
+	sc.consumed.Store(sc.head)
+	if sc.produced.Load()-sc.head < scanRing/2 {
+		sc.prod.signal()
+	}
+}
+
+// finish stops the scanner and waits until it returned.
+func (sc *rdnaScanner) finish() {
+	sc.stop.Store(true)
+	close(sc.jobs)
+	sc.prod.waiting.Store(true)
+	sc.prod.signal()
+	<-sc.done
+}
+
+// scanSplit is scan in a split decode: the scanner reads the tokens, the
+// front (here) delivers its blocks as scan does its own.
+func (r *rdna) scanSplit(fast int64) error {
+	sc := r.scanner()
+	base := r.bufOff * 8
+	p := r.pos - base
+	sc.jobs <- scanJob{buf: r.buf, p: p, end: min(fast-base, p+1<<20), start: r.prevPos - base, clock: r.clock, ext: r.extSkip}
+	carry := 0
+	var keep [rdnaCarry]rdnaTok // the carried group
+	for {
+		b := sc.next()
+		toks := b.toks[rdnaCarry-carry : rdnaCarry+b.n]
+		copy(toks, keep[:carry])
+		var err error
+		if carry, err = r.deliverBlock(toks, carry); err != nil {
+			sc.release()
+			return err
+		}
+		copy(keep[:], toks[:carry])
+		if b.stamp != 0 {
+			r.clock = b.clock
+			r.timestamp(b.stamp, false)
+		} else {
+			r.clock = b.clock
+		}
+		last, p, start, ext := b.last, b.p, b.start, b.ext
+		sc.release()
+		if last {
+			r.q = append(r.q, keep[:carry]...)
+			r.pos, r.prevPos, r.extSkip = p+base, start+base, ext
+			return r.ctx.Err()
+		}
+	}
 }
