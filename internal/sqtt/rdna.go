@@ -594,9 +594,9 @@ func groupScan(toks []rdnaTok, i, g int, T int64) (int, int, int64) {
 		t := &toks[i]
 		tt := t.t
 		if t.typ == rWaveReady {
-			tt--
-			t.t = tt
+			tt = t.t - 1
 		}
+		t.t = tt // stored whatever the type: a conditional move, no branch
 		if tt < T {
 			break
 		}
