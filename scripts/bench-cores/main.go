@@ -21,8 +21,10 @@
 // after: on a loaded machine a process with two threads gets more than a
 // one-thread one's share, so measure the speed-up on a quiet one. A second
 // line per family gives a bound from CPU time that load does not distort
-// (stages): the one-core decode's CPU time over the larger of the
-// split decode's two sides (medians of -runs in-process decodes).
+// (stages): the one-core decode's CPU time, the split decode's by stage
+// (the front, the back, RDNA's scan, the runtime; from a CPU profile) and
+// the one-core time over the least the split decode can take on two cores
+// (medians of -runs in-process decodes).
 package main
 
 import (
@@ -150,17 +152,19 @@ func run(args []string, stdout io.Writer) error {
 	// otherwise count this process's (a child started by vfork inherits
 	// its parent's peak at exec).
 	for _, m := range measured {
-		var ones, decs, rests []time.Duration
+		var ones, fronts, backs, scans, rts []time.Duration
 		for r := 0; r < *runs; r++ {
-			one, dec, rest, err := stages(m[0], m[1], filepath.Join(*dir, "out-stages.rec"))
+			one, sh, err := stages(m[0], m[1], filepath.Join(*dir, "out-stages.rec"))
 			if err != nil {
 				return fmt.Errorf("%s: %v", m[0], err)
 			}
-			ones, decs, rests = append(ones, one), append(decs, dec), append(rests, rest)
+			ones, fronts, backs = append(ones, one), append(fronts, sh.front), append(backs, sh.back)
+			scans, rts = append(scans, sh.scan), append(rts, sh.runtime)
 		}
-		one, dec, rest := measure.Median(ones), measure.Median(decs), measure.Median(rests)
-		fmt.Fprintf(stdout, "%s: CPU: one core %.3f s; two: the front's thread %.3f s, the rest (back: stitch, records, sink; GC) %.3f s; speed-up at most %.2fx\n",
-			filepath.Base(m[0]), one.Seconds(), dec.Seconds(), rest.Seconds(), one.Seconds()/max(dec, rest).Seconds())
+		one := measure.Median(ones)
+		sh := shares{measure.Median(fronts), measure.Median(backs), measure.Median(scans), measure.Median(rts)}
+		fmt.Fprintf(stdout, "%s: CPU: one core %.3f s; two: the front %.3f s, the back (stitch, records, sink) %.3f s, the scan %.3f s, the runtime (scheduler, GC) %.3f s; speed-up at most %.2fx\n",
+			filepath.Base(m[0]), one.Seconds(), sh.front.Seconds(), sh.back.Seconds(), sh.scan.Seconds(), sh.runtime.Seconds(), one.Seconds()/sh.bound().Seconds())
 	}
 	fmt.Fprintf(stdout, "load after: %s\n", measure.LoadAvg())
 	return nil

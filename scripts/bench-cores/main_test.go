@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRun measures two small traces and checks that each family gets a
@@ -38,5 +39,40 @@ func TestRun(t *testing.T) {
 		if !found {
 			t.Errorf("no line for %s in\n%s", fam, out.String())
 		}
+	}
+}
+
+// TestShareOut divides a CPU time by the stages of a profile's samples.
+func TestShareOut(t *testing.T) {
+	traces := `File: x
+Type: cpu
+-----------+-------------------------------------------------------
+      30ms   github.com/attkit/attkit/internal/sqtt.scanRun
+             github.com/attkit/attkit/internal/sqtt.(*rdna).scan
+             github.com/attkit/attkit/internal/sqtt.(*Decoder).decode
+             runtime.main
+-----------+-------------------------------------------------------
+      20ms   github.com/attkit/attkit/internal/wire.appendWave
+             github.com/attkit/attkit/internal/sqtt.(*back).run
+-----------+-------------------------------------------------------
+      10ms   github.com/attkit/attkit/internal/sqtt.scanRun
+             github.com/attkit/attkit/internal/sqtt.(*rdnaScanner).run
+-----------+-------------------------------------------------------
+      40ms   runtime.futex
+             runtime.mcall
+`
+	sh, err := shareOut([]byte(traces), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := shares{600 * time.Millisecond, 400 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond}
+	if sh != want {
+		t.Errorf("got %+v, want %+v", sh, want)
+	}
+	if b := sh.bound(); b != time.Second {
+		t.Errorf("bound %v, want 1s (half the whole)", b)
+	}
+	if _, err := shareOut([]byte("File: x\n"), time.Second); err == nil {
+		t.Error("a profile without samples gave no error")
 	}
 }

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -14,56 +20,144 @@ import (
 // stages estimates the two-core speed-up from CPU time, which a loaded
 // machine does not distort as it does wall time: it decodes trace in this
 // process through internal/driver into a record file (att-decode's
-// output), once on one core and once split over two (sqtt.Decoder.Split)
-// with the front's goroutine (the token reading and the waves' state)
-// locked to its thread. one is the CPU time of the one-core decode; dec
-// the front's thread's in the split decode (including handing the waves
-// and batches over); rest the split decode's other CPU time (the back:
-// stitching, record building, the sink's encoding and writing; the
-// garbage collector). With both cores to itself the split decode takes
-// max(dec, rest) at best, so one / max(dec, rest) bounds the speed-up the
-// wall times show on a quiet machine.
-func stages(trace, index, out string) (one, dec, rest time.Duration, err error) {
+// output), once on one core and once split over two (sqtt.Decoder.Split).
+// one is the CPU time of the one-core decode. The split decode runs under
+// a CPU profile, which tells each goroutine's share of the process's CPU
+// time by the function its stack starts at: sh.front, the token reading
+// and the waves' state (including handing the waves and batches over);
+// sh.back, stitching, record building, the sink's encoding and writing;
+// sh.scan, an RDNA decode's token scan (its third stage); sh.runtime, the
+// scheduler and the garbage collector. Each stage runs on one goroutine,
+// so with both cores to itself the split decode takes at least the
+// largest stage and half the whole, and one over that bounds the speed-up
+// the wall times show on a quiet machine. (Locking the front to its thread
+// and reading the thread's CPU time, as this did before, charged the
+// front and the others with the locked thread's hand-overs of its core:
+// with the RDNA scan stage, a wake-up per stretch.)
+func stages(trace, index, out string) (one time.Duration, sh shares, err error) {
 	ix, err := wire.ReadIndexFile(index)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, sh, err
 	}
 	code := driver.NewCode(ix)
-	decode := func(cores int) (proc, thread time.Duration, err error) {
+	decode := func(cores int, prof io.Writer) (proc time.Duration, err error) {
 		d, err := driver.New(driver.Options{Backend: "native", Cores: cores})
 		if err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 		in, err := os.Open(trace)
 		if err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 		defer in.Close()
 		f, err := os.Create(out)
 		if err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 		defer f.Close()
 		s := &fileSink{w: wire.NewWriter(f)}
 		runtime.GC()
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		p0, t0 := cpu(syscall.RUSAGE_SELF), cpu(rusageThread)
+		if prof != nil {
+			if err := pprof.StartCPUProfile(prof); err != nil {
+				return 0, err
+			}
+		}
+		p0 := cpu(syscall.RUSAGE_SELF)
 		_, err = d.Decode(context.Background(), driver.Trace{Name: trace, Input: in, Code: code}, s)
 		if err == nil {
 			err = s.w.Flush()
 		}
-		return cpu(syscall.RUSAGE_SELF) - p0, cpu(rusageThread) - t0, err
+		proc = cpu(syscall.RUSAGE_SELF) - p0
+		if prof != nil {
+			pprof.StopCPUProfile()
+		}
+		return proc, err
 	}
-	if one, _, err = decode(1); err != nil {
-		return 0, 0, 0, err
+	if one, err = decode(1, nil); err != nil {
+		return 0, sh, err
 	}
-	two, dec, err := decode(2)
-	return one, dec, two - dec, err
+	var prof bytes.Buffer
+	two, err := decode(2, &prof)
+	if err != nil {
+		return 0, sh, err
+	}
+	name := out + ".prof"
+	if err := os.WriteFile(name, prof.Bytes(), 0o644); err != nil {
+		return 0, sh, err
+	}
+	defer os.Remove(name)
+	traces, err := exec.Command("go", "tool", "pprof", "-traces", name).Output()
+	if err != nil {
+		return 0, sh, fmt.Errorf("go tool pprof: %v", err)
+	}
+	sh, err = shareOut(traces, two)
+	return one, sh, err
 }
 
-// rusageThread is Linux's RUSAGE_THREAD: the calling thread's usage.
-const rusageThread = 1
+// shares is the split decode's CPU time by stage (see stages).
+type shares struct{ front, back, scan, runtime time.Duration }
+
+// bound is the least time two cores can take: the largest stage, or half
+// the whole.
+func (sh shares) bound() time.Duration {
+	return max(sh.front, sh.back, sh.scan, (sh.front+sh.back+sh.scan+sh.runtime)/2)
+}
+
+// shareOut divides total by the samples of a CPU profile given as `go
+// tool pprof -traces` prints it: each sample's time and its stack,
+// innermost first, after a line of dashes.
+func shareOut(traces []byte, total time.Duration) (shares, error) {
+	var by [4]time.Duration // front, back, scan, runtime
+	var sum time.Duration
+	var cur time.Duration
+	class := 3
+	flush := func() {
+		by[class] += cur
+		sum += cur
+		cur, class = 0, 3
+	}
+	started := false
+	for _, line := range strings.Split(string(traces), "\n") {
+		if strings.HasPrefix(line, "-----------+") {
+			if started {
+				flush()
+			}
+			started = true
+			continue
+		}
+		if !started {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		fn := f[0]
+		if cur == 0 {
+			d, err := time.ParseDuration(f[0])
+			if err != nil || len(f) < 2 {
+				return shares{}, fmt.Errorf("pprof -traces: unexpected line %q", line)
+			}
+			cur, fn = d, f[1]
+		}
+		switch {
+		case strings.Contains(fn, "sqtt.(*back).run"):
+			class = 1
+		case strings.Contains(fn, "sqtt.(*rdnaScanner).run"):
+			class = 2
+		case strings.Contains(fn, "sqtt.(*Decoder).decode") && class == 3:
+			class = 0
+		}
+	}
+	if started {
+		flush()
+	}
+	if sum == 0 {
+		return shares{}, fmt.Errorf("the CPU profile holds no samples")
+	}
+	part := func(d time.Duration) time.Duration { return time.Duration(float64(total) * float64(d) / float64(sum)) }
+	return shares{part(by[0]), part(by[1]), part(by[2]), part(by[3])}, nil
+}
 
 // cpu returns the user and system time of who (the process, the thread).
 func cpu(who int) time.Duration {
