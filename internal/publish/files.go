@@ -34,7 +34,6 @@ type Files struct {
 
 	sendMu sync.Mutex // held while a file is queued, and to stop the queue
 	q      *fileQueue // started at the first WriteFileLater
-	pend   *fileBatch // files not yet handed to the writer
 
 	writingOut atomic.Bool  // a writeOut's helper runs
 	wroteOut   atomic.Int32 // writeOuts whose helper succeeded (tests)
@@ -47,6 +46,15 @@ type fileQueue struct {
 	pending sync.WaitGroup
 	errMu   sync.Mutex
 	err     error // the first failed write
+
+	// pend is the files not yet handed to the writer. The writer takes
+	// them itself when it has nothing queued, else says it is idle, and
+	// then the next file is handed over at once: files wait in pend only
+	// while the writer is busy, never while it waits for them (a
+	// streaming att-rcv's files are written as they come).
+	pendMu sync.Mutex
+	pend   *fileBatch
+	idle   bool // the writer waits for files, none pending
 }
 
 // A fileBatch is files handed to the writer at once: file i is names[i],
@@ -133,7 +141,7 @@ func (d *Files) WriteFileLater(name string, data []byte) error {
 		if closed {
 			return errFilesClosed
 		}
-		d.q = &fileQueue{files: make(chan *fileBatch, queueLen), free: make(chan *fileBatch, queueLen+2)}
+		d.q = &fileQueue{files: make(chan *fileBatch, queueLen), free: make(chan *fileBatch, queueLen+2), idle: true}
 		go d.q.run(d, d.q.files)
 	}
 	if d.q.files == nil {
@@ -142,31 +150,52 @@ func (d *Files) WriteFileLater(name string, data []byte) error {
 	if err := d.q.failed(); err != nil {
 		return err
 	}
-	b := d.pend
+	q := d.q
+	q.pendMu.Lock()
+	b := q.pend
 	if b == nil {
 		select {
-		case b = <-d.q.free:
+		case b = <-q.free:
 		default:
 			b = &fileBatch{}
 		}
-		d.pend = b
+		q.pend = b
 	}
 	b.names = append(b.names, name)
 	b.data = append(b.data, data...)
 	b.ends = append(b.ends, len(b.data))
-	if len(b.names) >= batchFiles || len(b.data) >= batchBytes {
-		d.handOver()
+	if len(b.names) < batchFiles && len(b.data) < batchBytes && !q.idle {
+		b = nil // the writer is busy: more files join the batch
+	} else {
+		b = q.takePend()
+	}
+	q.pendMu.Unlock()
+	if b != nil {
+		q.files <- b
 	}
 	return nil
+}
+
+// takePend takes the files not yet handed to the writer, to be written;
+// the caller holds pendMu.
+func (q *fileQueue) takePend() *fileBatch {
+	b := q.pend
+	if b != nil {
+		q.pend, q.idle = nil, false
+		q.pending.Add(1)
+	}
+	return b
 }
 
 // handOver queues the files not yet handed to the writer. The caller
 // holds sendMu, and the queue runs.
 func (d *Files) handOver() {
-	if b := d.pend; b != nil {
-		d.pend = nil
-		d.q.pending.Add(1)
-		d.q.files <- b
+	q := d.q
+	q.pendMu.Lock()
+	b := q.takePend()
+	q.pendMu.Unlock()
+	if b != nil {
+		q.files <- b
 	}
 }
 
@@ -182,7 +211,24 @@ var writeOutEvery = 128 << 20
 // being a share of the memory, and took 1.8 s to sync at the commit).
 func (q *fileQueue) run(d *Files, files <-chan *fileBatch) {
 	written := 0
-	for b := range files {
+	for {
+		var b *fileBatch
+		select {
+		case b = <-files:
+		default:
+			// Nothing queued: the files not yet handed over, else wait.
+			q.pendMu.Lock()
+			if b = q.takePend(); b == nil {
+				q.idle = true
+			}
+			q.pendMu.Unlock()
+			if b == nil {
+				b = <-files
+			}
+		}
+		if b == nil {
+			return // closed
+		}
 		start := 0
 		for i, name := range b.names {
 			if q.failed() != nil {
@@ -236,9 +282,11 @@ func (d *Files) Wait() error {
 func (d *Files) Close() error {
 	d.sendMu.Lock()
 	if d.q != nil && d.q.files != nil {
+		d.q.pendMu.Lock()
+		d.q.pend = nil // files not handed over are not written
+		d.q.pendMu.Unlock()
 		close(d.q.files) // the writer ends after the queued files
 		d.q.files = nil
-		d.pend = nil // files not handed over are not written
 	}
 	d.sendMu.Unlock()
 	d.mu.Lock()
