@@ -19,10 +19,11 @@ import (
 //
 // WriteFileLater hands a file to one writer goroutine and returns, so that
 // the caller makes the next file while the kernel creates this one (on
-// another core); Wait waits for them. Files go to the writer in batches
-// (batchFiles files or batchBytes bytes), since waking it for each small
-// file cost more system calls (futex, and the scheduler's nanosleep) than
-// the file's own three. A Files is safe for concurrent use;
+// another core); Wait waits for them. While the writer is busy, files go
+// to it in batches (batchFiles files or batchBytes bytes), since waking it
+// for each small file cost more system calls (futex, and the scheduler's
+// nanosleep) than the file's own three; an idle writer gets a file at
+// once. A Files is safe for concurrent use;
 // Close may come from a signal handler's goroutine, after which writes
 // fail.
 type Files struct {
