@@ -456,11 +456,9 @@ func (r *rdna) scanSplit(fast int64) error {
 			return err
 		}
 		copy(keep[:], toks[:carry])
+		r.clock = b.clock
 		if b.stamp != 0 {
-			r.clock = b.clock
 			r.timestamp(b.stamp, false)
-		} else {
-			r.clock = b.clock
 		}
 		last, p, start, ext := b.last, b.p, b.start, b.ext
 		sc.release()
