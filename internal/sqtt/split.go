@@ -25,23 +25,30 @@ import (
 // instructions, timeline states; a wave counts its own) or that many
 // items; a batch larger than splitBigLen (a whole trace's occupancy, with
 // PoolLimit < 0) is not copied: the front waits until the back has
-// emitted it.
+// emitted it. The chunks go round a ring of splitChunks; a side that
+// waits (the back for a chunk, the front for room) spins briefly, doing an
+// RDNA decode's token scan ahead meanwhile (rdnaScanner), then sleeps.
 type back struct {
-	ps     *parseState // the back's: the real Emit, the stitch's cache
-	cur    *splitChunk
-	full   chan *splitChunk // to the back, in order
-	free   chan *splitChunk // back to the front
-	ack    chan struct{}    // a big batch was emitted
-	done   chan struct{}
-	failed atomic.Bool
-	err    error // the back's error; read after done
+	ps  *parseState // the back's: the real Emit, the stitch's cache
+	cur *splitChunk
+	// The chunks go round a ring: the front fills chunks[sent%splitChunks]
+	// and hands it over (sent), the back does the chunks in order and
+	// gives each back (freed); closed says the front sent its last.
+	chunks      [splitChunks]splitChunk
+	sent, freed atomic.Int64
+	closed      atomic.Bool
+	room, ready parker        // the front waits for room, the back for a chunk
+	ack         chan struct{} // a big batch was emitted
+	done        chan struct{}
+	failed      atomic.Bool
+	err         error // the back's error; read after done
 
 	chunkLen, bigLen int
 
 	waves  []*wave  // gfx9 waves the back is done with, for the front
 	rwaves []*rwave // RDNA ones
 
-	scan *rdnaScanner // an RDNA decode's scan, once started
+	scan atomic.Pointer[rdnaScanner] // an RDNA decode's scan, once started
 }
 
 // A splitChunk is a run of the front's items.
@@ -91,13 +98,10 @@ func startBack(ps *parseState, emit backend.Emit, chunkLen, bigLen int) *back {
 			limit: ps.limit,
 			rules: ps.rules,
 		},
-		full: make(chan *splitChunk, splitChunks),
-		free: make(chan *splitChunk, splitChunks),
-		ack:  make(chan struct{}),
-		done: make(chan struct{}),
-	}
-	for range splitChunks {
-		bk.free <- new(splitChunk)
+		room:  newParker(),
+		ready: newParker(),
+		ack:   make(chan struct{}),
+		done:  make(chan struct{}),
 	}
 	ps.cache = nil // the back's alone
 	ps.em.emit, ps.em.split = bk.batch, true
@@ -110,7 +114,11 @@ func startBack(ps *parseState, emit backend.Emit, chunkLen, bigLen int) *back {
 // waves it held) when there is none.
 func (bk *back) chunk() *splitChunk {
 	if bk.cur == nil {
-		c := <-bk.free
+		i := bk.sent.Load()
+		if i-bk.freed.Load() >= splitChunks {
+			bk.room.wait(func() bool { return i-bk.freed.Load() < splitChunks }, bk.help)
+		}
+		c := &bk.chunks[i%splitChunks]
 		for i := range c.items {
 			if it := &c.items[i]; it.w != nil && len(bk.waves) < splitPooled {
 				bk.waves = append(bk.waves, it.w)
@@ -136,7 +144,8 @@ func (bk *back) added(c *splitChunk, n int) {
 // send hands the current chunk, if any, to the back.
 func (bk *back) send() {
 	if bk.cur != nil {
-		bk.full <- bk.cur
+		bk.sent.Add(1)
+		bk.ready.signal()
 		bk.cur = nil
 	}
 }
@@ -201,11 +210,25 @@ func (bk *back) takeRWaves(free []*rwave) []*rwave {
 	return free
 }
 
+// help scans ahead for an RDNA decode's front while a side waits; it
+// reports whether it did (rdnaScanner.help).
+func (bk *back) help() bool {
+	sc := bk.scan.Load()
+	return sc != nil && sc.help(4)
+}
+
 // run is the back's goroutine: it does the chunks' items in order until
 // finish, and after an error only returns the chunks.
 func (bk *back) run() {
 	defer close(bk.done)
-	for c := range bk.full {
+	for i := int64(0); ; i++ {
+		if bk.sent.Load() <= i {
+			bk.ready.wait(func() bool { return bk.sent.Load() > i || bk.closed.Load() }, bk.help)
+			if bk.sent.Load() <= i {
+				return // closed, and every chunk done
+			}
+		}
+		c := &bk.chunks[i%splitChunks]
 		if !bk.failed.Load() {
 			for i := range c.items {
 				if err := bk.do(&c.items[i]); err != nil {
@@ -225,7 +248,8 @@ func (bk *back) run() {
 			}
 		}
 		big := len(c.items) > 0 && c.items[len(c.items)-1].big != nil
-		bk.free <- c
+		bk.freed.Store(i + 1)
+		bk.room.signal()
 		if big {
 			bk.ack <- struct{}{}
 		}
@@ -260,37 +284,45 @@ func (bk *back) emit(b *wire.Batch) error {
 // at an item the front made before anything the front failed at, so its
 // error is the decode's.
 func (bk *back) finish() error {
-	if bk.scan != nil {
-		bk.scan.finish()
-	}
 	bk.send()
-	close(bk.full)
+	bk.closed.Store(true)
+	bk.ready.signal()
 	<-bk.done
 	return bk.err
 }
 
-// An rdnaScanner is the third stage of a split RDNA decode: it runs the
-// token scan (rdna.scanBlock: the clock, the skip state and where each
-// token starts come from the tokens alone) on a goroutine of its own,
-// ahead of the handlers on the front's, which take its blocks in order
-// (scanSplit).
+// An rdnaScanner runs a split RDNA decode's token scan (rdna.scanBlock:
+// the clock, the skip state and where each token starts come from the
+// tokens alone) ahead of the handlers, on whichever side of the split has
+// nothing else to do: the back scans while it waits for a chunk, the
+// front while it waits for room for one, and the front scans a block
+// itself when it needs one and none is ready. So the scan takes no third
+// goroutine, which two cores would time-share: a third goroutine made
+// ready by the front waits in the front's run queue until the front
+// blocks, since the other core is busy with the back (an execution trace
+// of the 100 MB gfx1100 trace showed the front runnable but not running
+// for 0.65 s of a 2.3 s decode that way).
 //
 // The front gives the scanner one stretch of the buffered bytes at a time
 // (scan's: up to 2^20 bits, before fastEnd) and takes its blocks until the
-// stretch's last; it does not refill the buffer before, so the scanner
-// reads bytes nobody writes. Blocks go through a ring of scanRing; each has
-// room for the open group the front carries (rdnaCarry tokens) before the
+// stretch's last; it does not refill the buffer before, so whoever scans
+// reads bytes nobody writes. Whoever scans holds busy, which guards the
+// stretch's state; blocks go through a ring of scanRing, each with room
+// for the open group the front carries (rdnaCarry tokens) before the
 // scanned tokens, so the carried group is not copied with the block.
 type rdnaScanner struct {
 	r    *rdna
-	jobs chan scanJob
-	done chan struct{}
 	ring *[scanRing]scanBlock
 
 	produced, consumed atomic.Int64 // blocks written, blocks given back
-	stop               atomic.Bool
-	prod, cons         parker // the scanner waits for room, the front for a block
-	head               int64  // the front's next block
+	busy               atomic.Bool  // a side is scanning
+	head               int64        // the front's next block
+
+	// The stretch's scan state; only the holder of busy reads or writes
+	// it.
+	buf                  []byte
+	p, end, start, clock int64
+	ext, fresh, live     bool // live: blocks are left to scan; fresh: none scanned yet
 }
 
 // scanSpin is how many times a waiting side checks its condition before it
@@ -300,18 +332,9 @@ var scanSpin = 64
 // scanRing blocks of 256 tokens are in flight at most (about 330 KB).
 const scanRing = 32
 
-// A scanJob is a stretch to scan: bits p to end of buf, with the state
-// scanBlock takes.
-type scanJob struct {
-	buf           []byte
-	p, end, start int64
-	clock         int64
-	ext           bool
-}
-
 // A scanBlock is a block of tokens scanned: toks[rdnaCarry:rdnaCarry+n],
 // the TIMESTAMP that ended it (stamp, 0 if none) and the clock before it;
-// the last block of a job has the scan's state after it.
+// the last block of a stretch has the scan's state after it.
 type scanBlock struct {
 	toks     [rdnaCarry + 256]rdnaTok
 	n        int
@@ -333,9 +356,14 @@ type parker struct {
 
 func newParker() parker { return parker{wake: make(chan struct{}, 1)} }
 
-// wait returns once ready() holds.
-func (pk *parker) wait(ready func() bool) {
+// wait returns once ready() holds. Before it sleeps it calls help, if not
+// nil, while help finds work, so that a side that waits does the scan's.
+func (pk *parker) wait(ready func() bool, help func() bool) {
 	for spin := 0; !ready(); spin++ {
+		if help != nil && help() {
+			spin = 0
+			continue
+		}
 		if spin < scanSpin {
 			continue
 		}
@@ -359,62 +387,75 @@ func (pk *parker) signal() {
 	}
 }
 
-// scanner returns the decode's scanner, starting it on first use.
+// scanner returns the decode's scanner, making it on first use.
 func (r *rdna) scanner() *rdnaScanner {
 	bk := r.ps.back
-	if bk.scan == nil {
-		sc := &rdnaScanner{r: r, jobs: make(chan scanJob), done: make(chan struct{}),
-			ring: new([scanRing]scanBlock), prod: newParker(), cons: newParker()}
-		bk.scan = sc
-		go sc.run()
+	sc := bk.scan.Load()
+	if sc == nil {
+		sc = &rdnaScanner{r: r, ring: new([scanRing]scanBlock)}
+		bk.scan.Store(sc)
 	}
-	return bk.scan
+	return sc
 }
 
-// run is the scanner's goroutine: it scans each job into blocks until
-// the jobs end or stop is set.
-func (sc *rdnaScanner) run() {
-	defer close(sc.done)
+// stretch gives the scanner the front's next stretch: bits p to end of buf.
+// The blocks of the one before have all been taken.
+func (sc *rdnaScanner) stretch(buf []byte, p, end, start, clock int64, ext bool) {
+	for !sc.busy.CompareAndSwap(false, true) {
+		// the back is looking for a block to scan and finds none
+	}
+	sc.buf, sc.p, sc.end, sc.start, sc.clock, sc.ext = buf, p, end, start, clock, ext
+	sc.fresh, sc.live = true, true
+	sc.busy.Store(false)
+}
+
+// help scans up to n blocks ahead of the front, if the stretch has blocks
+// left, the ring room and no other side is scanning. It reports whether it
+// scanned any.
+func (sc *rdnaScanner) help(n int) bool {
+	if sc.produced.Load()-sc.consumed.Load() >= scanRing || !sc.busy.CompareAndSwap(false, true) {
+		return false
+	}
+	did := false
+	for ; n > 0 && sc.live && sc.produced.Load()-sc.consumed.Load() < scanRing; n-- {
+		sc.scanOne()
+		did = true
+	}
+	sc.busy.Store(false)
+	return did
+}
+
+// scanOne scans the stretch's next block into the ring; the caller holds
+// busy, the stretch is live and the ring has room.
+func (sc *rdnaScanner) scanOne() {
 	r := sc.r
-	var i int64 // the next block
-	room := func() bool { return i-sc.consumed.Load() < scanRing/2 || sc.stop.Load() }
-	for job := range sc.jobs {
-		buf, p, end, start, clock, ext := job.buf, job.p, job.end, job.start, job.clock, job.ext
-		if ext {
-			start, p, ext = skipExt(buf, start, p, end)
-		}
-		for {
-			if i-sc.consumed.Load() >= scanRing {
-				sc.prod.wait(room)
-			}
-			if sc.stop.Load() {
-				return
-			}
-			b := &sc.ring[i%scanRing]
-			var n int
-			var stamp uint64
-			p, start, n, clock, stamp, ext = r.scanBlock(buf, (*[256]rdnaTok)(b.toks[rdnaCarry:]), p, end, start, 0, clock, ext)
-			b.n, b.stamp, b.clock = n, stamp, clock
-			if stamp != 0 {
-				clock += stampClock(r.gen, stamp)
-			}
-			b.last = p >= end
-			b.p, b.start, b.ext = p, start, ext
-			i++
-			sc.produced.Store(i)
-			sc.cons.signal()
-			if b.last {
-				break
-			}
+	if sc.fresh {
+		sc.fresh = false
+		if sc.ext {
+			sc.start, sc.p, sc.ext = skipExt(sc.buf, sc.start, sc.p, sc.end)
 		}
 	}
+	i := sc.produced.Load()
+	b := &sc.ring[i%scanRing]
+	var n int
+	var stamp uint64
+	sc.p, sc.start, n, sc.clock, stamp, sc.ext = r.scanBlock(sc.buf, (*[256]rdnaTok)(b.toks[rdnaCarry:]), sc.p, sc.end, sc.start, 0, sc.clock, sc.ext)
+	b.n, b.stamp, b.clock = n, stamp, sc.clock
+	if stamp != 0 {
+		sc.clock += stampClock(r.gen, stamp)
+	}
+	b.last = sc.p >= sc.end
+	b.p, b.start, b.ext = sc.p, sc.start, sc.ext
+	sc.live = !b.last
+	sc.produced.Store(i + 1)
 }
 
-// next returns the front's next block, waiting for it.
+// next returns the front's next block: one the back scanned, or else one
+// the front scans now.
 func (sc *rdnaScanner) next() *scanBlock {
 	i := sc.head
-	if sc.produced.Load() <= i {
-		sc.cons.wait(func() bool { return sc.produced.Load() > i })
+	for sc.produced.Load() <= i {
+		sc.help(1) // fails while the back scans: it is making the block
 	}
 	return &sc.ring[i%scanRing]
 }
@@ -423,18 +464,6 @@ func (sc *rdnaScanner) next() *scanBlock {
 func (sc *rdnaScanner) release() {
 	sc.head++
 	sc.consumed.Store(sc.head)
-	if sc.produced.Load()-sc.head < scanRing/2 {
-		sc.prod.signal()
-	}
-}
-
-// finish stops the scanner and waits until it returned.
-func (sc *rdnaScanner) finish() {
-	sc.stop.Store(true)
-	close(sc.jobs)
-	sc.prod.waiting.Store(true)
-	sc.prod.signal()
-	<-sc.done
 }
 
 // scanSplit is scan in a split decode: the scanner reads the tokens, the
@@ -443,7 +472,7 @@ func (r *rdna) scanSplit(fast int64) error {
 	sc := r.scanner()
 	base := r.bufOff * 8
 	p := r.pos - base
-	sc.jobs <- scanJob{buf: r.buf, p: p, end: min(fast-base, p+1<<20), start: r.prevPos - base, clock: r.clock, ext: r.extSkip}
+	sc.stretch(r.buf, p, min(fast-base, p+1<<20), r.prevPos-base, r.clock, r.extSkip)
 	carry := 0
 	var keep [rdnaCarry]rdnaTok // the carried group
 	for {
