@@ -24,9 +24,10 @@
 // one-thread one's share, so measure the speed-up on a quiet one. A second
 // line per family gives a bound from CPU time that load does not distort
 // (stages): the one-core decode's CPU time, the split decode's by stage
-// (the front, the back, RDNA's scan, the runtime; from a CPU profile) and
-// the one-core time over the least the split decode can take on two cores
-// (medians of -runs in-process decodes).
+// (the front, the back, the runtime, and RDNA's token scan, which either
+// side does; from a CPU profile) and the one-core time over the least the
+// split decode can take on two cores (medians of -runs in-process
+// decodes).
 package main
 
 import (
@@ -171,7 +172,7 @@ func run(args []string, stdout io.Writer) error {
 		}
 		one := measure.Median(ones)
 		sh := shares{measure.Median(fronts), measure.Median(backs), measure.Median(scans), measure.Median(rts)}
-		fmt.Fprintf(stdout, "%s: CPU: one core %.3f s; two: the front %.3f s, the back (stitch, records, sink) %.3f s, the scan %.3f s, the runtime (scheduler, GC) %.3f s; speed-up at most %.2fx\n",
+		fmt.Fprintf(stdout, "%s: CPU: one core %.3f s; two: the front %.3f s, the back (stitch, records, sink) %.3f s (of the two, the RDNA token scan %.3f s), the runtime (scheduler, GC) %.3f s; speed-up at most %.2fx\n",
 			filepath.Base(m[0]), one.Seconds(), sh.front.Seconds(), sh.back.Seconds(), sh.scan.Seconds(), sh.runtime.Seconds(), one.Seconds()/sh.bound().Seconds())
 	}
 	fmt.Fprintf(stdout, "load after: %s\n", measure.LoadAvg())

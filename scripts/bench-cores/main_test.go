@@ -56,7 +56,9 @@ Type: cpu
              github.com/attkit/attkit/internal/sqtt.(*back).run
 -----------+-------------------------------------------------------
       10ms   github.com/attkit/attkit/internal/sqtt.scanRun
-             github.com/attkit/attkit/internal/sqtt.(*rdnaScanner).run
+             github.com/attkit/attkit/internal/sqtt.(*rdnaScanner).scanOne
+             github.com/attkit/attkit/internal/sqtt.(*rdnaScanner).help
+             github.com/attkit/attkit/internal/sqtt.(*back).run
 -----------+-------------------------------------------------------
       40ms   runtime.futex
              runtime.mcall
@@ -65,7 +67,7 @@ Type: cpu
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := shares{600 * time.Millisecond, 400 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond}
+	want := shares{600 * time.Millisecond, 600 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond}
 	if sh != want {
 		t.Errorf("got %+v, want %+v", sh, want)
 	}

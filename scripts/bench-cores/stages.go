@@ -26,14 +26,15 @@ import (
 // time by the function its stack starts at: sh.front, the token reading
 // and the waves' state (including handing the waves and batches over);
 // sh.back, stitching, record building, the sink's encoding and writing;
-// sh.scan, an RDNA decode's token scan (its third stage); sh.runtime, the
-// scheduler and the garbage collector. Each stage runs on one goroutine,
-// so with both cores to itself the split decode takes at least the
-// largest stage and half the whole, and one over that bounds the speed-up
-// the wall times show on a quiet machine. (Locking the front to its thread
-// and reading the thread's CPU time, as this did before, charged the
-// front and the others with the locked thread's hand-overs of its core:
-// with the RDNA scan stage, a wake-up per stretch.)
+// sh.runtime, the scheduler and the garbage collector. sh.scan is the part
+// of the front's and the back's that is an RDNA decode's token scan
+// (rdnaScanner.scanOne), which whichever side waits does. Each stage runs
+// on one goroutine, so with both cores to itself the split decode takes
+// at least the larger stage and half the whole, and one over that bounds
+// the speed-up the wall times show on a quiet machine. (Locking the front
+// to its thread and reading the thread's CPU time, as this did before,
+// charged the front and the others with the locked thread's hand-overs of
+// its core.)
 func stages(trace, index, out string) (one time.Duration, sh shares, err error) {
 	ix, err := wire.ReadIndexFile(index)
 	if err != nil {
@@ -94,13 +95,14 @@ func stages(trace, index, out string) (one time.Duration, sh shares, err error) 
 	return one, sh, err
 }
 
-// shares is the split decode's CPU time by stage (see stages).
+// shares is the split decode's CPU time by stage (see stages); scan is
+// part of front and back.
 type shares struct{ front, back, scan, runtime time.Duration }
 
-// bound is the least time two cores can take: the largest stage, or half
+// bound is the least time two cores can take: the larger stage, or half
 // the whole.
 func (sh shares) bound() time.Duration {
-	return max(sh.front, sh.back, sh.scan, (sh.front+sh.back+sh.scan+sh.runtime)/2)
+	return max(sh.front, sh.back, (sh.front+sh.back+sh.runtime)/2)
 }
 
 // shareOut divides total by the samples of a CPU profile given as `go
@@ -110,11 +112,14 @@ func shareOut(traces []byte, total time.Duration) (shares, error) {
 	var by [4]time.Duration // front, back, scan, runtime
 	var sum time.Duration
 	var cur time.Duration
-	class := 3
+	class, scan := 3, false
 	flush := func() {
 		by[class] += cur
+		if scan {
+			by[2] += cur
+		}
 		sum += cur
-		cur, class = 0, 3
+		cur, class, scan = 0, 3, false
 	}
 	started := false
 	for _, line := range strings.Split(string(traces), "\n") {
@@ -143,8 +148,8 @@ func shareOut(traces []byte, total time.Duration) (shares, error) {
 		switch {
 		case strings.Contains(fn, "sqtt.(*back).run"):
 			class = 1
-		case strings.Contains(fn, "sqtt.(*rdnaScanner).run"):
-			class = 2
+		case strings.Contains(fn, "sqtt.(*rdnaScanner).scanOne"):
+			scan = true
 		case strings.Contains(fn, "sqtt.(*Decoder).decode") && class == 3:
 			class = 0
 		}
