@@ -56,6 +56,9 @@ type splitChunk struct {
 	arena wire.Arena
 	items []splitItem
 	n     int // elements, see back
+	// The waves of the items, reset by the back, for the front to reuse.
+	waves  []*wave
+	rwaves []*rwave
 }
 
 // A splitItem is one wave to stitch and emit (w, a gfx9 wave, or rw, an
@@ -119,16 +122,9 @@ func (bk *back) chunk() *splitChunk {
 			bk.room.wait(func() bool { return i-bk.freed.Load() < splitChunks }, bk.help)
 		}
 		c := &bk.chunks[i%splitChunks]
-		for i := range c.items {
-			if it := &c.items[i]; it.w != nil && len(bk.waves) < splitPooled {
-				bk.waves = append(bk.waves, it.w)
-			} else if it.rw != nil && len(bk.rwaves) < splitPooled {
-				bk.rwaves = append(bk.rwaves, it.rw)
-			}
-		}
-		clear(c.items)
+		bk.waves = append(bk.waves, c.waves[:min(len(c.waves), splitPooled-len(bk.waves))]...)
+		bk.rwaves = append(bk.rwaves, c.rwaves[:min(len(c.rwaves), splitPooled-len(bk.rwaves))]...)
 		c.items, c.n = c.items[:0], 0
-		c.arena.Reset()
 		bk.cur = c
 	}
 	return bk.cur
@@ -238,16 +234,23 @@ func (bk *back) run() {
 				}
 			}
 		}
-		// The waves are made ready for reuse here rather than by the
-		// front, which has the larger share of the work.
+		// The waves are made ready for reuse and the chunk emptied here
+		// rather than by the front, which has the larger share of the
+		// work.
+		c.waves, c.rwaves = c.waves[:0], c.rwaves[:0]
 		for i := range c.items {
 			if it := &c.items[i]; it.w != nil {
 				it.w.reset()
+				c.waves = append(c.waves, it.w)
 			} else if it.rw != nil {
 				it.rw.reset()
+				c.rwaves = append(c.rwaves, it.rw)
 			}
 		}
 		big := len(c.items) > 0 && c.items[len(c.items)-1].big != nil
+		clear(c.items)
+		c.items = c.items[:0]
+		c.arena.Reset()
 		bk.freed.Store(i + 1)
 		bk.room.signal()
 		if big {
