@@ -270,6 +270,9 @@ type emitter struct {
 	rules rules    // the Compat's record rules (§4.6)
 	watch EndWatch // waves still running (Decoder.Ended)
 	split bool     // the front of a split decode: the back keeps watch
+	// own, in a split decode, hands occupancy records over without a
+	// copy and returns an array for the next (back.occupancy).
+	own func([]wire.Occupancy) ([]wire.Occupancy, error)
 }
 
 // batch delivers b, a batch of n records; an empty one is not delivered.
@@ -337,12 +340,30 @@ func (e *emitter) occupancy(o []wire.Occupancy) error {
 	if !e.split {
 		e.watch.occupancy(o) // else the back does (back.do)
 	}
+	e.layout016(o)
+	return e.batch(len(o), wire.Batch{Type: wire.TypeOccupancy, Occupancy: o})
+}
+
+// layout016 clears what 0.1.6's occupancy layout lacks, under its rule.
+func (e *emitter) layout016(o []wire.Occupancy) {
 	if e.rules.occupancyLayout016 {
 		for i := range o {
 			o[i].SetWord(o[i].Word() & 1)
 		}
 	}
-	return e.batch(len(o), wire.Batch{Type: wire.TypeOccupancy, Occupancy: o})
+}
+
+// ownOccupancy is occupancy in a split decode for the pool's own records
+// (not empty): it hands o over without a copy and returns an empty array
+// for the pool's next records.
+func (e *emitter) ownOccupancy(o []wire.Occupancy) ([]wire.Occupancy, error) {
+	if e.err != nil {
+		return o[:0], e.err
+	}
+	e.layout016(o)
+	next, err := e.own(o)
+	e.err = err
+	return next[:0], err
 }
 
 func (e *emitter) perf(p []wire.PerfEvent) error {
@@ -400,7 +421,15 @@ func (p *occPool) flush(em *emitter, code *codeTables) error {
 	for i := range batch {
 		batch[i].PC = code.late(batch[i].PC)
 	}
-	err := em.occupancy(batch)
-	p.occ, p.occFront = p.occ[:0], p.occFront[:0]
+	var err error
+	if em.own != nil && len(p.occFront) == 0 && len(batch) > 0 {
+		// A split decode takes the records as they are; the pool gets
+		// another array.
+		p.occ, err = em.ownOccupancy(batch)
+	} else {
+		err = em.occupancy(batch)
+		p.occ = p.occ[:0]
+	}
+	p.occFront = p.occFront[:0]
 	return err
 }

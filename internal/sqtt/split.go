@@ -45,8 +45,9 @@ type back struct {
 
 	chunkLen, bigLen int
 
-	waves  []*wave  // gfx9 waves the back is done with, for the front
-	rwaves []*rwave // RDNA ones
+	waves  []*wave            // gfx9 waves the back is done with, for the front
+	rwaves []*rwave           // RDNA ones
+	occs   [][]wire.Occupancy // occupancy arrays, for the front's pool
 
 	scan atomic.Pointer[rdnaScanner] // an RDNA decode's scan, once started
 }
@@ -59,6 +60,7 @@ type splitChunk struct {
 	// The waves of the items, reset by the back, for the front to reuse.
 	waves  []*wave
 	rwaves []*rwave
+	occs   [][]wire.Occupancy // the occupancy arrays of the items
 }
 
 // A splitItem is one wave to stitch and emit (w, a gfx9 wave, or rw, an
@@ -70,6 +72,7 @@ type splitItem struct {
 	off int64 // the byte offset of the token that ended w
 	b   wire.Batch
 	big *wire.Batch
+	occ bool // b.Occupancy is the front's occupancy pool's, to give back
 }
 
 // The back's bounds: 4 chunks of 4 Ki elements (and the waves they hold)
@@ -107,7 +110,7 @@ func startBack(ps *parseState, emit backend.Emit, chunkLen, bigLen int) *back {
 		done:  make(chan struct{}),
 	}
 	ps.cache = nil // the back's alone
-	ps.em.emit, ps.em.split = bk.batch, true
+	ps.em.emit, ps.em.split, ps.em.own = bk.batch, true, bk.occupancy
 	ps.back = bk
 	go bk.run()
 	return bk
@@ -124,6 +127,7 @@ func (bk *back) chunk() *splitChunk {
 		c := &bk.chunks[i%splitChunks]
 		bk.waves = append(bk.waves, c.waves[:min(len(c.waves), splitPooled-len(bk.waves))]...)
 		bk.rwaves = append(bk.rwaves, c.rwaves[:min(len(c.rwaves), splitPooled-len(bk.rwaves))]...)
+		bk.occs = append(bk.occs, c.occs[:min(len(c.occs), splitChunks-len(bk.occs))]...)
 		c.items, c.n = c.items[:0], 0
 		bk.cur = c
 	}
@@ -164,6 +168,26 @@ func (bk *back) batch(b *wire.Batch) error {
 	c.items = append(c.items, splitItem{b: c.arena.Clone(b)})
 	bk.added(c, b.Len())
 	return nil
+}
+
+// occupancy hands the occupancy pool's records over without a copy (the
+// back gives the array back with its chunk) and returns an array for the
+// pool's next records; too many for a chunk go as a large batch does.
+func (bk *back) occupancy(o []wire.Occupancy) ([]wire.Occupancy, error) {
+	if len(o) > bk.bigLen {
+		return o, bk.batch(&wire.Batch{Type: wire.TypeOccupancy, Occupancy: o})
+	}
+	if bk.failed.Load() {
+		return o, errBackFailed
+	}
+	c := bk.chunk()
+	c.items = append(c.items, splitItem{b: wire.Batch{Type: wire.TypeOccupancy, Occupancy: o}, occ: true})
+	var next []wire.Occupancy
+	if n := len(bk.occs); n > 0 {
+		next, bk.occs = bk.occs[n-1], bk.occs[:n-1]
+	}
+	bk.added(c, len(o))
+	return next, nil
 }
 
 // wave hands a finished gfx9 wave over, ended by the token at byte off.
@@ -238,8 +262,12 @@ func (bk *back) run() {
 		// rather than by the front, which has the larger share of the
 		// work.
 		c.waves, c.rwaves = c.waves[:0], c.rwaves[:0]
+		clear(c.occs)
+		c.occs = c.occs[:0]
 		for i := range c.items {
-			if it := &c.items[i]; it.w != nil {
+			if it := &c.items[i]; it.occ {
+				c.occs = append(c.occs, it.b.Occupancy[:0])
+			} else if it.w != nil {
 				it.w.reset()
 				c.waves = append(c.waves, it.w)
 			} else if it.rw != nil {
