@@ -77,6 +77,10 @@ type Decoder struct {
 	// deliverBlock, gfx9's read and deliver instead of buffered (whose
 	// ISSUE and INST cases are issue and inst inlined by hand).
 	noScan bool
+	// backScans, for tests, has a split RDNA decode's back do all the
+	// token scan (rdnaScanner): the front waits for each block instead of
+	// scanning it itself.
+	backScans bool
 }
 
 // New returns a native decoder.
@@ -166,11 +170,12 @@ func (d *Decoder) decode(ctx context.Context, r io.Reader, p isa.Provider, emit 
 		return unsupported(arch, h)
 	}
 	ps := &parseState{
-		em:     emitter{emit: emit},
-		cache:  newISACache(p, arch.GFXIP),
-		limit:  d.PoolLimit,
-		rules:  rs,
-		noScan: d.noScan,
+		em:        emitter{emit: emit},
+		cache:     newISACache(p, arch.GFXIP),
+		limit:     d.PoolLimit,
+		rules:     rs,
+		noScan:    d.noScan,
+		backScans: d.backScans,
 	}
 	ps.em.rules = ps.rules
 	ps.cache.classify016 = ps.rules.classify016
@@ -228,8 +233,9 @@ type parseState struct {
 	cutBits        int   // bits of the last token beyond the end of the buffer (1.7)
 	// back, in a split decode (Decoder.Split), stitches and emits what
 	// this parseState, the front, finished.
-	back   *back
-	noScan bool // Decoder.noScan
+	back      *back
+	noScan    bool // Decoder.noScan
+	backScans bool // Decoder.backScans
 }
 
 // gfxipOnce delivers the GFXIP record, once per parse call.

@@ -75,8 +75,9 @@ func fuzzDecode(t *testing.T, d *Decoder, data []byte, p isa.Provider) {
 // splitMatches checks that a split decode (Decoder.Split: the tokens read
 // on one goroutine, the waves stitched and emitted on another) writes the
 // record stream of a one-goroutine decode of data, byte for byte, and
-// fails with the same error: with the default bounds, and with chunks of
-// 3 elements and every batch handed over without a copy.
+// fails with the same error: with the default bounds, with chunks of 3
+// elements and every batch handed over without a copy, and with an RDNA
+// decode's token scan all done by the back (Decoder.backScans).
 func splitMatches(t *testing.T, d Decoder, data []byte, p *table) {
 	t.Helper()
 	stream := func(d *Decoder) ([]byte, error) {
@@ -89,9 +90,9 @@ func splitMatches(t *testing.T, d Decoder, data []byte, p *table) {
 		return buf.Bytes(), err
 	}
 	want, werr := stream(&d)
-	for _, bounds := range [][2]int{{0, 0}, {3, -1}} {
+	for _, bounds := range [][3]int{{0, 0, 0}, {3, -1, 0}, {0, 0, 1}} {
 		s := d
-		s.Split, s.SplitChunk, s.SplitBig = true, bounds[0], bounds[1]
+		s.Split, s.SplitChunk, s.SplitBig, s.backScans = true, bounds[0], bounds[1], bounds[2] == 1
 		got, err := stream(&s)
 		if fmt.Sprint(err) != fmt.Sprint(werr) || !bytes.Equal(got, want) {
 			t.Fatalf("%v, pool limit %d, split bounds %v: the split decode differs: error %v, want %v; %d bytes of records, want %d", d.Compat, d.PoolLimit, bounds, err, werr, len(got), len(want))

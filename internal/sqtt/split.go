@@ -3,6 +3,7 @@ package sqtt
 import (
 	"cmp"
 	"errors"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/attkit/attkit/internal/backend"
@@ -486,6 +487,12 @@ func (sc *rdnaScanner) scanOne() {
 func (sc *rdnaScanner) next() *scanBlock {
 	i := sc.head
 	for sc.produced.Load() <= i {
+		if sc.r.ps.backScans {
+			// Tests: wake the back, which scans while it waits.
+			sc.r.ps.back.ready.signal()
+			runtime.Gosched()
+			continue
+		}
 		sc.help(1) // fails while the back scans: it is making the block
 	}
 	return &sc.ring[i%scanRing]
