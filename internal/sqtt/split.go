@@ -434,7 +434,9 @@ func (r *rdna) scanner() *rdnaScanner {
 // The blocks of the one before have all been taken.
 func (sc *rdnaScanner) stretch(buf []byte, p, end, start, clock int64, ext bool) {
 	for !sc.busy.CompareAndSwap(false, true) {
-		// the back is looking for a block to scan and finds none
+		// The back is looking for a block to scan and finds none; let it
+		// run should both share one thread (GOMAXPROCS 1).
+		runtime.Gosched()
 	}
 	sc.buf, sc.p, sc.end, sc.start, sc.clock, sc.ext = buf, p, end, start, clock, ext
 	sc.fresh, sc.live = true, true
