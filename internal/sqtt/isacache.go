@@ -42,17 +42,20 @@ const (
 )
 
 // line is one cached answer of the ISA provider (3.1). The fields the
-// stitcher's usual step reads (pc, usual, cat, matched, next, nextOK,
-// target) come first, in as few cache lines as can be: a walk goes from
+// stitcher's usual step reads (pc, cat, nextOK, usual, run, targOK,
+// matched, next, target) come first, in as few cache lines as can be: a walk goes from
 // line to line through next, a cache miss each when they are spread out.
 type line struct {
-	pc  wire.PC
-	cat uint8
+	pc     wire.PC
+	cat    uint8
+	nextOK bool
 	// usual has bit c set when an instruction of category c takes this
 	// line in the stitcher's usual step (trivial); 0 for a line without a
 	// token (no text, DONT_KNOW, SKIP).
-	usual   uint16
-	nextOK  bool
+	usual uint16
+	// run is usual once next is resolved to a line (0 before, and when
+	// there is none): usualRun's one test for a step it takes.
+	run     uint16
 	targOK  bool
 	matched bool
 	next    *line // resolved lazily; nil with nextOK set means "no line"
@@ -113,6 +116,9 @@ func usualMask(l *line) (m uint16) {
 func (c *isaCache) next(l *line) *line {
 	if !l.nextOK {
 		l.next, l.nextOK = c.lookup(l.nextPC), true
+		if l.next != nil {
+			l.run = l.usual
+		}
 	}
 	return l.next
 }

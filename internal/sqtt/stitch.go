@@ -148,7 +148,8 @@ func (s *walk) consumed() int {
 // would take it: no pc_info at i, no PC, no CONTEXT, a known next line
 // with a token that matches trivially, or a branch line and a JUMP (which
 // goes on at the branch's target). It reports whether instructions are
-// left.
+// left. usualRun takes the steps whose next line is resolved already;
+// usual resolves the others (isaCache.next and target) and goes on.
 func (s *walk) usual() bool {
 	ins, i, next := s.ins, s.i, s.next
 	limit := len(ins)
@@ -157,14 +158,15 @@ func (s *walk) usual() bool {
 	}
 	start := i
 run:
-	for i < limit && next != nil {
+	for i < limit {
+		if i, next = usualRun(ins[:limit], i, next); i >= limit || next == nil {
+			break
+		}
 		I, l := &ins[i], next
 		ic := uint8(I.Category)
 		if I.PC != (wire.PC{}) {
 			break
 		}
-		// (A CONTEXT or unfinished entry, a line without a token, matches
-		// neither way.)
 		switch {
 		case l.usual>>ic&1 != 0:
 			next = s.c.next(l)
@@ -182,6 +184,43 @@ run:
 	}
 	s.i, s.next = i, next
 	return i < len(ins)
+}
+
+// usualRun is usual's loop over the steps whose next line is resolved
+// to a line (line.run, or a JUMP at a branch line whose target is
+// known): from instruction i of ins on, it gives each instruction the
+// line expected next (next, nil when unknown) and returns where it
+// stopped and the line expected there. It makes no call: kept out of
+// line, a leaf, it holds its values in registers, which the calls that
+// resolve lines made usual's loop keep on the stack.
+//
+//go:noinline
+func usualRun(ins []wire.Instruction, i int, next *line) (int, *line) {
+	if next == nil || i >= len(ins) {
+		return i, next
+	}
+	rest := ins[i:]
+	j := 0
+	for ; j < len(rest); j++ {
+		I, l := &rest[j], next
+		if I.PC.Address|I.PC.CodeObjectID != 0 {
+			break
+		}
+		ic := uint8(I.Category)
+		// Categories are below 64 (wire.InstCategory's go up to 16), so
+		// ic&63 is ic: the mask spares the shift the test of a count
+		// past its width.
+		if uint64(l.run)>>(ic&63)&1 != 0 {
+			next = l.next
+		} else if l.target != nil && ic == catJump && l.cat == lcBranch {
+			next = l.target
+		} else {
+			break
+		}
+		I.PC = l.pc
+		l.matched = true
+	}
+	return i + j, next
 }
 
 // known takes steps 1, 3 and 4: it applies the pc_infos at i, then
