@@ -91,7 +91,9 @@ type rdna struct {
 	exclBarrier  bool
 	doubleBuffer bool
 	insts        *instTable
-	scaled       [256]rdnaScaled // insts scaled by the rates (scale)
+	scaled       [257]rdnaScaled // insts scaled by the rates, then VALU_INST (scale)
+	instAt       uint64          // an INST's fields lie instAt bits further than gfx12's (setLayout)
+	codeMask     uint64          // an INST's code's mask (setLayout)
 
 	regs       regState
 	slots      [rdnaSlots][]*rwave
@@ -123,6 +125,7 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 	}
 	r.pack()
 	r.setInsts()
+	r.setLayout()
 	r.scale()
 	return r
 }
@@ -609,58 +612,62 @@ func groupScan(toks []rdnaTok, i, g int, T int64) (int, int, int64) {
 
 // applyGroup applies toks in order with apply, less those marked
 // rHandled, for deliverBlock (no token takes handle's preamble). The usual
-// INST (rdnaScaled.fast, the top wave out of a trap and without an armed
-// barrier) is applyInst's usual case written out here: the loop keeps its
-// values in registers across tokens, which a call per token does not.
+// INST (rdnaScaled.fast) and VALU_INST, the top wave out of a trap and
+// without an armed barrier, are applyInst's and valu's usual case written
+// out here, one path for both: the loop keeps its values in registers
+// across tokens, which a call per token does not, and takes no branch
+// between the two types, which follow each other in no pattern (that
+// branch was mispredicted often).
 func (r *rdna) applyGroup(toks []rdnaTok) error {
 	for j := range toks {
 		t := &toks[j]
-		switch t.typ {
-		case rHandled:
-			continue
-		case rInst:
+		typ := t.typ
+		if typ-rInst < 2 { // INST or VALU_INST
+			// An INST on gfx10 and gfx11 has its fields one bit further
+			// than on gfx12, where a VALU_INST has its slot and wave64
+			// bit on every generation: u, the window shifted by r.instAt
+			// for an INST, has them where a gfx12 INST has them. What
+			// the code means is in r.scaled, for a VALU_INST at 256. No
+			// branch on the type.
 			v := t.v
-			var slot, code, w64 uint64
-			if r.version <= 3 {
-				slot, code, w64 = v>>8&31, v>>13&0x7F, v>>7&1
-			} else {
-				slot, code, w64 = v>>7&31, v>>12&0xFF, v>>6&1
-			}
-			m := &r.scaled[code&0xFF]
-			s := r.slots[slot&31]
+			isInst := uint64(typ & 1) // rInst is odd, rValuInst even
+			u := v >> (r.instAt & isInst)
+			code := u>>12&(r.codeMask&-isInst) | (isInst^1)<<8
+			m := &r.scaled[code]
+			s := r.slots[u>>7&31]
 			if !m.fast || len(s) == 0 {
-				break
+				goto other
 			}
 			w := s[len(s)-1]
-			if w.barrierExt || w.trap != trapRestored {
-				break
+			if w.barrierExt || w.xnack || w.trap != trapRestored {
+				goto other
 			}
 			now := t.t
-			w.end = now
 			// Wave64 under 0.1.6 doubles the cycles, and a stall since
 			// the state began is added: both without a branch on the
 			// token's data (their tests were mispredicted often).
 			stall := stallSince(w, now)
-			if w.xnack && stall > 0 {
-				w.xnack = false
-				w.lastXnack = now
-			}
 			in := w.push()
 			in.Time, in.Category, in.Stall = now-stall, m.cat, uint32(stall)
-			in.Duration = int32(m.cycles<<(w64&r.w64Shift&1)) + int32(stall)
+			in.Duration = int32(m.cycles<<(u>>6&r.w64Shift&1)) + int32(stall)
 			w.setState(wire.StateExec, now)
 			continue
-		case rValuInst:
-			r.valu(t.v, t.t)
-			continue
+		}
+		switch typ {
 		case rWaveReady:
 			r.ready(t.v, t.t)
 			continue
+		case rHandled:
+			continue
 		}
+	other:
 		var err error
-		if t.typ == rInst {
+		switch typ {
+		case rInst:
 			err = r.applyInst(t)
-		} else {
+		case rValuInst:
+			r.valu(t.v, t.t)
+		default:
 			err = r.apply(t, false)
 		}
 		if err != nil {
@@ -668,6 +675,16 @@ func (r *rdna) applyGroup(toks []rdnaTok) error {
 		}
 	}
 	return nil
+}
+
+// setLayout sets where an INST token's fields lie for the header's
+// version (2.3.4): on gfx10 and gfx11 one bit further than on gfx12
+// (r.instAt), the code 7 bits wide instead of 8 (r.codeMask).
+func (r *rdna) setLayout() {
+	r.instAt, r.codeMask = 0, 0xFF
+	if r.version <= 3 {
+		r.instAt, r.codeMask = 1, 0x7F
+	}
 }
 
 // deliverQueued is deliverBlock's general case: the tokens go through
@@ -1063,6 +1080,7 @@ func (r *rdna) header(v uint64) {
 		r.doubleBuffer = v>>43&1 != 0
 	}
 	r.exclBarrier = r.version == 4 && v>>59&1 != 0
+	r.setLayout()
 	r.scale()
 }
 
@@ -1181,7 +1199,6 @@ func (r *rdna) applyInst(t *rdnaTok) error {
 			return nil
 		}
 	}
-	w.end = now
 	cycles := m.cycles
 	if w64 && r.ps.rules.wave64Double {
 		// Wave64 under 0.1.6: two passes, twice the cycles (other-SIMD
@@ -1227,7 +1244,6 @@ func (r *rdna) instSpecial(w *rwave, now int64, code uint64, m *rdnaScaled) bool
 	if w.trap != trapRestored {
 		return true
 	}
-	w.end = now
 	switch m.cat {
 	case wire.CatImmed:
 		r.immediate(w, now)
@@ -1258,12 +1274,15 @@ type rdnaScaled struct {
 
 // scale fills r.scaled from the instruction table and the header's rates.
 func (r *rdna) scale() {
-	for c := range r.scaled {
+	for c := range 256 {
 		m, cycles := r.mapInst(uint64(c))
 		usual := c != codeReturnExc && c != codeTrap && m.cat != wire.CatImmed && m.cat != wire.CatNone
 		r.scaled[c] = rdnaScaled{cycles: cycles, cat: m.cat, other: m.other, usual: usual,
 			fast: usual && !m.other && c != codeJump}
 	}
+	// A VALU_INST (applyGroup): one cycle, twice under 0.1.6 for a
+	// wave64 (valu).
+	r.scaled[256] = rdnaScaled{cycles: 1, cat: wire.CatVALU, usual: true, fast: true}
 }
 
 // mapInst maps an instruction code to its category and cycles, scaled by

@@ -23,6 +23,9 @@ type pcInfo struct {
 
 // wave is the decoder's state of one traced wave.
 type wave struct {
+	// begin and end: the wave's first and last times. end is read once
+	// the wave has ended (finishWave), so an RDNA wave sets it at its
+	// WAVE_END only (rwave.complete), not at each instruction.
 	begin, end                 int64
 	ended                      bool
 	cu, simd, id, me, pipe, wg uint8
