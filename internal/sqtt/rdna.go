@@ -40,12 +40,12 @@ type rdnaTok struct {
 }
 
 // rwave is a traced RDNA wave: the shared wave state plus the RDNA model's
-// flags (2.3.6).
+// flag (2.3.6). The model's xnack flag and last_xnack time are not kept:
+// only the XNACK rewind (MI400's replay code, 2.3.6) sets them, and this
+// decoder has no rewind, so xnack stays false and last_xnack -1.
 type rwave struct {
 	wave
 	barrierExt bool
-	xnack      bool
-	lastXnack  int64
 }
 
 // occTable is the running-wave table of one CU (WGP), indexed by
@@ -639,7 +639,7 @@ func (r *rdna) applyGroup(toks []rdnaTok) error {
 				goto other
 			}
 			w := s[len(s)-1]
-			if w.barrierExt || w.xnack || w.trap != trapRestored {
+			if w.barrierExt || w.trap != trapRestored {
 				goto other
 			}
 			now := t.t
@@ -1036,7 +1036,7 @@ func (r *rdna) ready(v uint64, t int64) {
 		}
 		w := s[len(s)-1]
 		w.bx(t - 1)
-		if w.lastXnack < t && !w.xnack {
+		if t > -1 { // last_xnack < t, last_xnack being -1 (see rwave)
 			w.setState(wire.StateStall, t)
 		}
 	}
@@ -1211,10 +1211,6 @@ func (r *rdna) applyInst(t *rdnaTok) error {
 		in.Stall = uint32(now - w.stateStart)
 		in.Duration += int32(in.Stall)
 		in.Time = w.stateStart
-		if w.xnack {
-			w.xnack = false
-			w.lastXnack = now
-		}
 	}
 	w.insts = append(w.insts, in)
 	if code == codeJump {
@@ -1332,7 +1328,7 @@ func (w *rwave) complete(t int64, closeInTrap bool) {
 // reset prepares w (possibly recycled) for a new wave, keeping capacity.
 func (w *rwave) reset() {
 	w.wave.reset()
-	w.barrierExt, w.xnack = false, false
+	w.barrierExt = false
 }
 
 func (r *rdna) newWave(t int64, slot uint8, pc wire.PC, me, pipe, wg uint8) *rwave {
@@ -1351,7 +1347,6 @@ func (r *rdna) newWave(t int64, slot uint8, pc wire.PC, me, pipe, wg uint8) *rwa
 	}
 	w.begin, w.stateStart, w.curState = t, t, wire.StateIdle
 	w.cu, w.simd, w.id, w.me, w.pipe, w.wg = r.target, r.targetSIMD, slot, me, pipe, wg
-	w.lastXnack = -1
 	w.exclBarrier = r.exclBarrier
 	if pc != (wire.PC{}) {
 		w.pcInfos = append(w.pcInfos, pcInfo{0, pc})
