@@ -67,10 +67,9 @@ type rdna struct {
 	prevPos int64 // bit position of the previous token
 	clock   int64
 	table   *[256]rdnaEntry
-	packed  [256]scanEntry // the token table for scan (pack)
-	step    int64          // the fewest bits of a token scan delivers (pack)
-	toks    [256]rdnaTok   // scan's block of tokens
-	gen     int            // 10, 11, 12: the reader and layout generation
+	packed  scanTable    // the token table for scan (pack)
+	toks    [256]rdnaTok // scan's block of tokens
+	gen     int          // 10, 11, 12: the reader and layout generation
 	extSkip bool
 	plFlag  bool // packet-loss flag raised by a TIMESTAMP
 	q       []rdnaTok
@@ -130,45 +129,70 @@ func newRDNA(ctx context.Context, ps *parseState, br *bufio.Reader, a Arch) *rdn
 	return r
 }
 
-// scanEntry is an entry of scan's token table: the type, the length in
-// bits, the time field's start bit and mask, a constant added to the
-// clock (4 for a TIME token), whether scan delivers the token (1 or 0) and
-// whether it hands it to its rare step (a token longer than 60 bits, and
-// on gfx12 a WAVE_START_EXT).
-type scanEntry struct {
-	typ, bits, tb, add uint8
-	deliver, rare      uint8
-	mask               uint16
+// scanTable is scan's token table, indexed by a token's first 8 bits,
+// one array per field so that scanRun's loop reads each field with one
+// instruction (an array of structs of more than 4 fields was copied to the
+// stack per token). A token is rare, handed to scanBlock's rare step, when
+// scanRun's window may lack its last 4 bits (a token longer than 60 bits),
+// when it is a TIMESTAMP or, on gfx12, a WAVE_START_EXT, when its time
+// field reaches past its first 8 bits (MISC, EVENT, the gfx12 SHADER_DATA
+// tokens, ...), and when it is delivered and shorter than scanStep (an
+// UNKNOWN nibble). So the time a usual token adds to the clock is known
+// from the index alone.
+type scanTable struct {
+	adv     [256]int64 // the length in bits, plus scanRare for a rare token
+	delta   [256]int64 // the time field and 4 for a TIME token; 0 for a rare token
+	deliver [256]int   // 1 when scan delivers the token, else 0
+	typ     [256]uint8
 }
+
+// scanRare marks a rare token in scanTable.adv: it takes p past any limit,
+// so that scanRun's loop, which tests p alone, ends after the token, and
+// scanRun takes it off again. Bit positions in a buffer stay far below it.
+const scanRare = 1 << 40
+
+// scanSpan is how many bytes scanRun reads tokens from, from its first
+// token's byte on: it reads them from an array of scanSpan+8 bytes (the
+// last token's window past them), indexed without bounds checks by a
+// byte index masked to scanSpan-1 (a power of 2).
+const scanSpan = 2048
+
+// scanStep is the fewest bits of a token scanRun delivers (a shorter one
+// is rare): as each token delivered moves p on by scanStep bits at least,
+// a limit on p bounds the tokens delivered, and scanRun's inner loop tests
+// p alone. It is a constant so that the loop keeps its values in
+// registers (as an argument, one was reloaded from the stack per token).
+const scanStep = 8
 
 // pack fills r.packed from r.table, the generation and the rules.
 func (r *rdna) pack() {
+	t := &r.packed
 	for i, e := range r.table {
-		v := scanEntry{typ: e.typ, bits: e.bits, tb: e.tb, mask: 1<<e.tw - 1, deliver: 1}
+		t.typ[i], t.adv[i], t.deliver[i] = e.typ, int64(e.bits), 1
+		t.delta[i] = int64(i >> e.tb & (1<<e.tw - 1))
+		rare := e.bits > 60 || int(e.tb)+int(e.tw) > 8
 		switch e.typ {
 		case rNop:
-			v.deliver = 0
+			t.deliver[i] = 0
 		case rTime:
-			v.deliver, v.add = 0, 4
+			t.deliver[i] = 0
+			t.delta[i] += 4
 		case rTimestamp:
-			v.deliver, v.rare = 0, 1
+			t.deliver[i], rare = 0, true
 		case rWaveStartExt:
 			if r.ps.rules.waveStartExtDelta {
-				v.deliver = 0 // 0.1.6 reads it as a time delta only (2.3.4)
+				t.deliver[i] = 0 // 0.1.6 reads it as a time delta only (2.3.4)
 			}
 			if r.gen >= 12 {
-				v.rare = 1 // the extension bytes that follow are skipped
+				rare = true // the extension bytes that follow are skipped
 			}
 		}
-		if e.bits > 60 {
-			v.rare = 1 // scanRun's window may lack its last 4 bits
+		if t.deliver[i] != 0 && e.bits < scanStep {
+			rare = true // scanRun's limit counts scanStep bits a token
 		}
-		r.packed[i] = v
-	}
-	r.step = 64
-	for _, v := range r.packed {
-		if v.deliver != 0 {
-			r.step = min(r.step, max(int64(v.bits), 1))
+		if rare {
+			t.adv[i] += scanRare
+			t.delta[i] = 0
 		}
 	}
 }
@@ -372,7 +396,7 @@ func (r *rdna) read() error {
 // r.toks in a loop without calls, then delivers them; a TIMESTAMP ends a
 // block and is applied after it, so that its packet-loss flag and realtime
 // sample come between the same deliveries as in read. scanRun reads the
-// usual tokens; scan reads the rare ones (see scanEntry) again here.
+// usual tokens; scanBlock reads the rare ones (see scanTable) again.
 func (r *rdna) scan(fast int64) error {
 	if r.ps.back != nil {
 		return r.scanSplit(fast)
@@ -419,20 +443,39 @@ func (r *rdna) scan(fast int64) error {
 func (r *rdna) scanBlock(buf []byte, toks *[256]rdnaTok, p, end, start int64, n int, clock int64, ext bool) (int64, int64, int, int64, uint64, bool) {
 	table := &r.packed
 	for p < end && n < len(toks) {
-		var e scanEntry
-		p, start, n, clock, e = scanRun(buf, table, toks, p, end, n, clock, r.step)
-		if e.rare == 0 {
-			break
+		// scanRun reads a window of buf from the byte at p on (near
+		// buf's end, a copy of its last bytes), and the tokens that
+		// start in its first scanSpan bytes.
+		b0 := p >> 3 << 3
+		lim := min(end, b0+scanSpan*8)
+		var win *[scanSpan + 8]byte
+		if rest := buf[b0>>3:]; len(rest) >= len(win) {
+			win = (*[scanSpan + 8]byte)(rest)
+		} else {
+			var tmp [scanSpan + 8]byte
+			copy(tmp[:], rest)
+			win = &tmp
 		}
+		var w uint64
+		p, n, clock, w = scanRun(win, table, clock, toks, p-b0, lim-b0, n)
+		p += b0
+		start = p - table.adv[uint8(w)] // (with scanRare in both for a rare token)
+		if p < scanRare {
+			continue
+		}
+		p -= scanRare
 		// A rare token at start, written to toks[n-1] when delivered:
-		// its whole window.
+		// its whole window, and its time with its time field, which
+		// scanRun left out.
 		sh := uint(start & 7)
-		w := binary.LittleEndian.Uint64(buf[start>>3:])>>sh | uint64(buf[start>>3+8])<<1<<(63-sh)
+		w = binary.LittleEndian.Uint64(buf[start>>3:])>>sh | uint64(buf[start>>3+8])<<1<<(63-sh)
+		e := r.table[uint8(w)]
+		clock += int64(w >> (e.tb & 63) & (1<<(e.tw&63) - 1))
 		if e.typ == rTimestamp {
 			return p, start, n, clock, w, ext
 		}
-		if e.deliver != 0 {
-			toks[n-1].v = w
+		if table.deliver[uint8(w)] != 0 {
+			toks[n-1].v, toks[n-1].t = w, clock
 		}
 		if e.typ == rNewPC && r.gen >= 12 {
 			// The 72-bit gfx12 NEW_PC: the window 8 bits on.
@@ -449,40 +492,40 @@ func (r *rdna) scanBlock(buf []byte, toks *[256]rdnaTok, p, end, start int64, n 
 	return p, start, n, clock, 0, ext
 }
 
-// scanRun is scan's loop: it reads tokens from bit p of buf into toks
-// from n on, the clock at clock, while p < end and n < len(toks), and
-// stops after a rare token. It returns the position after the last token
-// read, that token's start, the tokens in the block, the clock and the
-// rare token's table entry (zero when no rare token stopped it). The
-// usual token takes no branch on its type: it is written to the block
-// whatever it is, and the block grows by its deliver field. p is a
-// multiple of 4, as every token length is (TestRDNATokenNibbles), so the
-// window is the 8 bytes at p>>3 or, at an odd nibble, those 4 bits on:
-// 60 bits at least, which hold every token but the rare ones (scan reads
-// those again). step, the fewest bits of a token delivered (rdna.step),
-// lets the inner loop test p alone.
-func scanRun(buf []byte, table *[256]scanEntry, toks *[256]rdnaTok, p, end int64, n int, clock, step int64) (int64, int64, int, int64, scanEntry) {
-	start := p
+// scanRun is scan's loop: it reads tokens from bit p of win into toks
+// from n on, the clock at clock, while p < lim and the block has room,
+// and returns the position after the last token read, the tokens in the
+// block, the clock and the last token's window; p < lim <= scanSpan*8 and
+// n < len(toks) on entry. A rare token (see scanTable) ends it: its length
+// takes p past lim, and the position it returns is scanRare on. The usual
+// token takes no branch on its type: it is written to the block whatever
+// it is, and the block grows by its deliver field. p is a multiple of 4,
+// as every token length is (TestRDNATokenNibbles), so the window is the 8
+// bytes at p>>3 or, at an odd nibble, those 4 bits on: 60 bits at least,
+// which hold every token but the rare ones (scanBlock reads those again).
+// It is kept out of line: inlined in scanBlock, the loop reloaded
+// scanBlock's values from the stack per token.
+//
+//go:noinline
+func scanRun(win *[scanSpan + 8]byte, table *scanTable, clock int64, toks *[256]rdnaTok, p, lim int64, n int) (int64, int, int64, uint64) {
+	var w uint64
+	_, _, _ = win[0], table.typ[0], toks[0] // nil checks before the loop, not in it
 	for {
-		// Each token delivered moves p on by step bits at least, so
-		// n stays under len(toks) while p < lim: the inner loop tests
-		// p alone.
-		lim := min(end, p+step*int64(len(toks)-n))
-		if p >= lim {
-			return p, start, n, clock, scanEntry{}
+		// Each token delivered moves p on by scanStep bits at least,
+		// so n stays under len(toks) while p < l.
+		l := min(lim, p+scanStep*int64(len(toks)-n))
+		if p >= l {
+			return p, n, clock, w
 		}
-		for p < lim {
-			start = p
-			w := binary.LittleEndian.Uint64(buf[p>>3:p>>3+8]) >> (p & 4)
-			e := table[w&0xFF]
-			p += int64(e.bits)
-			clock += int64(w>>(e.tb&63)&uint64(e.mask)) + int64(e.add)
+		for p < l {
+			i := uint(p>>3) & (scanSpan - 1) // p>>3 itself, as p < scanSpan*8
+			w = binary.LittleEndian.Uint64(win[i:i+8]) >> (p & 4)
+			k := uint8(w)
+			p += table.adv[k]
+			clock += table.delta[k]
 			t := &toks[uint8(n)]
-			t.v, t.t, t.typ = w, clock, e.typ
-			n += int(e.deliver)
-			if e.rare != 0 {
-				return p, start, n, clock, e
-			}
+			t.v, t.t, t.typ = w, clock, table.typ[k]
+			n += table.deliver[k]
 		}
 	}
 }
