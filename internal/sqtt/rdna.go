@@ -660,7 +660,9 @@ func groupScan(toks []rdnaTok, i, g int, T int64) (int, int, int64) {
 // out here, one path for both: the loop keeps its values in registers
 // across tokens, which a call per token does not, and takes no branch
 // between the two types, which follow each other in no pattern (that
-// branch was mispredicted often).
+// branch was mispredicted often). IMM_ONE and IMMEDIATE are applied here
+// too, on one path: that leaves apply's switch, a jump table whose
+// indirect branch missed three times in four, to the rarer types.
 func (r *rdna) applyGroup(toks []rdnaTok) error {
 	for j := range toks {
 		t := &toks[j]
@@ -699,6 +701,18 @@ func (r *rdna) applyGroup(toks []rdnaTok) error {
 		switch typ {
 		case rWaveReady:
 			r.ready(t.v, t.t)
+			continue
+		case rImmOne, rImmediate:
+			// IMM_ONE's slot as a mask of one, or IMMEDIATE's mask: no
+			// branch between the two (rImmOne is odd, rImmediate even).
+			v := t.v
+			one := uint64(typ & 1)
+			m := v>>8&0xFFFF&(one-1) | 1<<(v>>7&31)&-one
+			for ; m != 0; m &= m - 1 {
+				if w := r.top(uint64(bits.TrailingZeros64(m))); w != nil {
+					r.immediate(w, t.t)
+				}
+			}
 			continue
 		case rHandled:
 			continue
