@@ -58,10 +58,13 @@ type line struct {
 	run     uint16
 	targOK  bool
 	matched bool
-	next    *line // resolved lazily; nil with nextOK set means "no line"
-	target  *line
-	text    string
-	nextPC  wire.PC
+	// pass says the line has no token but has text (DONT_KNOW, SKIP)
+	// and its next line is a line: the walk passes it (step 8).
+	pass   bool
+	next   *line // resolved lazily; nil with nextOK set means "no line"
+	target *line
+	text   string
+	nextPC wire.PC
 }
 
 // isaCache asks the provider once per PC for the whole parse call.
@@ -118,6 +121,7 @@ func (c *isaCache) next(l *line) *line {
 		l.next, l.nextOK = c.lookup(l.nextPC), true
 		if l.next != nil {
 			l.run = l.usual
+			l.pass = l.text != "" && (l.cat == lcDontKnow || l.cat == lcSkip)
 		}
 	}
 	return l.next

@@ -193,8 +193,11 @@ run:
 // to a line (line.run, or a JUMP at a branch line whose target is
 // known): from instruction i of ins on, it gives each instruction the
 // line expected next (next, nil when unknown) and returns where it
-// stopped and the line expected there. It makes no call: kept out of
-// line, a leaf, it holds its values in registers, which the calls that
+// stopped and the line expected there. It also passes a line without a
+// token (line.pass) as steps 1 to 8 would, before an instruction that is
+// neither CONTEXT nor unfinished (known and take, from usual's caller,
+// then do nothing but move to the next line). It makes no call: kept out
+// of line, a leaf, it holds its values in registers, which the calls that
 // resolve lines made usual's loop keep on the stack.
 //
 //go:noinline
@@ -204,7 +207,7 @@ func usualRun(ins []wire.Instruction, i int, next *line) (int, *line) {
 	}
 	rest := ins[i:]
 	j := 0
-	for ; j < len(rest); j++ {
+	for j < len(rest) {
 		I, l := &rest[j], next
 		if I.PC.Address|I.PC.CodeObjectID != 0 {
 			break
@@ -217,11 +220,15 @@ func usualRun(ins []wire.Instruction, i int, next *line) (int, *line) {
 			next = l.next
 		} else if l.target != nil && ic == catJump && l.cat == lcBranch {
 			next = l.target
+		} else if l.pass && ic != catContext && ic != catUnfinished {
+			next = l.next // the instruction stays
+			continue
 		} else {
 			break
 		}
 		I.PC = l.pc
 		l.matched = true
+		j++
 	}
 	return i + j, next
 }
