@@ -595,7 +595,16 @@ func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 	// and at the end of the block.
 	a, g, T := 0, 0, toks[0].t
 	for {
-		if i, g, T = groupScan(toks, i, g, T); i == len(toks) {
+		i0, T0 := i, T
+		i, T = groupScan(toks, i, T, &readyLate)
+		if T != T0 {
+			// The times groupScan passed do not decrease, so the open
+			// group is the run of tokens of time T that ends at i: its
+			// start is found going back from there, not kept per token.
+			for g = i - 1; g > i0 && toks[g-1].t == T; g-- {
+			}
+		}
+		if i == len(toks) {
 			break
 		}
 		if err := r.applyGroup(toks[a:g]); err != nil {
@@ -627,31 +636,38 @@ func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 }
 
 // groupScan is deliverBlock's loop, a leaf: from toks[i] on, it moves a
-// WAVE_READY's time back by one and keeps g and T, the start and time of
-// the open group, up to the first token of a time before T (handled
-// early), whose index it returns with g and T (len(toks) when there is
-// none). It is kept out of line: inlined in deliverBlock, whose calls
+// WAVE_READY's time back by one and keeps T, the time of the open group,
+// up to the first token of a time before T (handled early), whose index
+// it returns with T (len(toks) when there is none). The times it passes
+// do not decrease, so deliverBlock finds the open group's start going
+// back from the index returned, instead of it being kept here per token.
+// The WAVE_READY's one cycle is taken from late (readyLate) by the
+// token's type, a load and a subtraction (a compare and set took four
+// instructions); passed as an argument, its address is not formed again
+// per token. It is kept out of line: inlined in deliverBlock, whose calls
 // make the compiler keep the loop's values on the stack, the scan took a
 // third more instructions.
 //
 //go:noinline
-func groupScan(toks []rdnaTok, i, g int, T int64) (int, int, int64) {
-	for ; i < len(toks); i++ {
-		t := &toks[i]
-		tt := t.t
-		if t.typ == rWaveReady {
-			tt = t.t - 1
-		}
-		t.t = tt // stored whatever the type: a conditional move, no branch
+func groupScan(toks []rdnaTok, i int, T int64, late *[256]int64) (int, int64) {
+	rest := toks[i:]
+	_ = late[0] // its nil check before the loop, not in it
+	for j := range rest {
+		t := &rest[j]
+		tt := t.t - late[t.typ]
+		t.t = tt // stored whatever the type, without a branch
 		if tt < T {
-			break
+			return i + j, T
 		}
-		if tt > T {
-			g, T = i, tt
-		}
+		T = tt
 	}
-	return i, g, T
+	return len(toks), T
 }
+
+// readyLate is, by token type, the cycles by which a gfx10 or gfx11 token's
+// time is moved back before the reorder queue: 1 for a WAVE_READY (see
+// deliver), 0 for every other type.
+var readyLate = [256]int64{rWaveReady: 1}
 
 // applyGroup applies toks in order with apply, less those marked
 // rHandled, for deliverBlock (no token takes handle's preamble). The usual
