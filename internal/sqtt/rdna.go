@@ -1180,10 +1180,30 @@ func stallSince(w *rwave, now int64) int64 {
 // setState is the RDNA wave model's set_state (2.3.6).
 func (w *rwave) setState(s wire.WaveStateType, t int64) {
 	if t > w.stateStart {
-		w.addTimeline(w.curState, t-w.stateStart)
+		w.mergeTimeline(w.curState, t-w.stateStart)
 		w.stateStart = t
 	}
 	w.curState = s
+}
+
+// mergeTimeline is addTimeline for the RDNA waves, without the merge
+// branch, which the order of the wave's states makes hard to predict (a
+// fifth of the decoder's mispredicted branches). The segment it adds to is
+// the last one when w.lastSeg says that one has state s, else a new one:
+// lastSeg^(s+1)-1 is negative exactly when they match (the states are
+// small non-negative numbers), so its sign bit is the 1 to subtract from
+// the index. It appends a segment of state s either way, then ends the
+// timeline after the segment chosen (reslicing w.timeline itself stores
+// only its length). Until the stitch, setState is the only writer of an
+// RDNA wave's timeline, so lastSeg stays true. It is small enough that
+// setState stays inlined (cost 78 of 80; a call there costs more than the
+// branch saves).
+func (w *wave) mergeTimeline(s wire.WaveStateType, d int64) {
+	m := len(w.timeline) - int(uint32(w.lastSeg^(s+1)-1)>>31)
+	w.lastSeg = s + 1
+	w.timeline = append(w.timeline, wire.WaveState{Type: s})
+	w.timeline[m].Duration += int32(d)
+	w.timeline = w.timeline[:m+1]
 }
 
 // bx is the gfx10/gfx11 barrier extension check: an armed barrier IMMED

@@ -53,6 +53,10 @@ type wave struct {
 	// (programEnd016, A.4 items 8.3 and 8.8).
 	msg016  bool
 	msgTime int64
+	// lastSeg is one more than the state of the last timeline segment
+	// mergeTimeline (RDNA) added to, 0 on an empty timeline: its test
+	// for a merge reads no slice.
+	lastSeg wire.WaveStateType
 }
 
 // reset prepares w (possibly recycled) for a new wave, keeping capacity.
