@@ -652,12 +652,25 @@ func (r *rdna) deliverBlock(toks []rdnaTok, carried int) (int, error) {
 func groupScan(toks []rdnaTok, i int, T int64, late *[256]int64) (int, int64) {
 	rest := toks[i:]
 	_ = late[0] // its nil check before the loop, not in it
+	// Four tokens a turn while all four are in order: the loop's own
+	// work is shared by four tokens. Their times are stored only then,
+	// so four out of order are passed again one token at a time below.
+	for len(rest) >= 4 {
+		q := (*[4]rdnaTok)(rest)
+		a, b := q[0].t-late[q[0].typ], q[1].t-late[q[1].typ]
+		c, d := q[2].t-late[q[2].typ], q[3].t-late[q[3].typ]
+		if a < T || b < a || c < b || d < c {
+			break
+		}
+		q[0].t, q[1].t, q[2].t, q[3].t, T = a, b, c, d, d
+		rest = rest[4:]
+	}
 	for j := range rest {
 		t := &rest[j]
 		tt := t.t - late[t.typ]
 		t.t = tt // stored whatever the type, without a branch
 		if tt < T {
-			return i + j, T
+			return len(toks) - len(rest) + j, T
 		}
 		T = tt
 	}
