@@ -357,10 +357,6 @@ type rdnaScanner struct {
 	ext, fresh, live     bool // live: blocks are left to scan; fresh: none scanned yet
 }
 
-// scanSpin is how many times a waiting side checks its condition before it
-// sleeps.
-var scanSpin = 64
-
 // scanRing blocks of 256 tokens are in flight at most (about 330 KB).
 const scanRing = 32
 
@@ -388,15 +384,20 @@ type parker struct {
 
 func newParker() parker { return parker{wake: make(chan struct{}, 1)} }
 
-// wait returns once ready() holds. Before it sleeps it calls help, if not
-// nil, while help finds work, so that a side that waits does the scan's.
+// parkSpin is how many times a waiting side checks its condition, once
+// help finds no work, before it sleeps.
+const parkSpin = 64
+
+// wait returns once ready() holds. Before it sleeps it calls help while
+// help finds work (back.help: an RDNA decode's token scan), so that a side
+// that waits does the scan's work.
 func (pk *parker) wait(ready func() bool, help func() bool) {
 	for spin := 0; !ready(); spin++ {
-		if help != nil && help() {
+		if help() {
 			spin = 0
 			continue
 		}
-		if spin < scanSpin {
+		if spin < parkSpin {
 			continue
 		}
 		pk.waiting.Store(true)
