@@ -552,15 +552,16 @@ type fileLike interface {
 }
 
 // parallelReadMin is the size from which a regular file is read by two
-// goroutines: most of a big read's time goes to faulting in the fresh
-// buffer's pages, which two cores do in half the time.
+// goroutines: most of a big read's time goes to mapping the fresh buffer's
+// pages and copying into them, which two cores do in half the time.
 const parallelReadMin = 8 << 20
 
 // readParallel fills buf from f's current offset with two concurrent
 // ReadAt calls and moves the offset past what it read. It returns how many
 // bytes it read: fewer than len(buf) when the file is shorter than its
 // size said; 0 (and no error) when f cannot tell its offset, leaving the
-// reading to Read.
+// reading to Read. Each half's pages are mapped before it is read into
+// (cdec_prefault).
 func readParallel(f fileLike, buf []byte) (int, error) {
 	off, err := f.Seek(0, io.SeekCurrent)
 	if err != nil {
@@ -572,8 +573,10 @@ func readParallel(f fileLike, buf []byte) (int, error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		prefault(buf[half:])
 		n2, err2 = f.ReadAt(buf[half:], off+int64(half))
 	}()
+	prefault(buf[:half])
 	n1, err1 := f.ReadAt(buf[:half], off)
 	<-done
 	n := n1
@@ -590,6 +593,13 @@ func readParallel(f fileLike, buf []byte) (int, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// prefault maps b's pages ahead of a write (session.h cdec_prefault).
+func prefault(b []byte) {
+	if len(b) > 0 {
+		C.cdec_prefault(unsafe.Pointer(&b[0]), C.size_t(len(b)))
+	}
 }
 
 // freeC frees C memory (for tests, which cannot use cgo).
@@ -609,7 +619,6 @@ func readAllC(r io.Reader) (chunk, error) {
 	if p == nil {
 		return chunk{}, errors.New("out of C memory")
 	}
-	C.cdec_hugepages(p, C.size_t(size))
 	n := 0
 	if f, ok := r.(fileLike); ok && size > parallelReadMin {
 		var err error
@@ -627,7 +636,6 @@ func readAllC(r io.Reader) (chunk, error) {
 				return chunk{}, fmt.Errorf("out of C memory for a %d-byte trace", size)
 			}
 			p = q
-			C.cdec_hugepages(p, C.size_t(size))
 		}
 		m, err := r.Read(unsafe.Slice((*byte)(p), size)[n:])
 		n += m
@@ -951,7 +959,7 @@ func (s *session) cbuf(b []byte) unsafe.Pointer {
 	if p == nil {
 		return nil
 	}
-	C.cdec_hugepages(p, C.size_t(len(b)+tailSlack))
+	C.cdec_prefault(p, C.size_t(len(b)+tailSlack))
 	copy(unsafe.Slice((*byte)(p), len(b)), b)
 	if C.cdec_own(s.cs, p) == 0 {
 		C.free(p)

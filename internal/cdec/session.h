@@ -135,18 +135,23 @@ static void cdec_lock(int32_t* l) {
 }
 static void cdec_unlock(int32_t* l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
-// cdec_hugepages asks for transparent huge pages over the 2 MiB-aligned
-// interior of a large buffer malloc has just mapped (a trace, or a ring
-// chunk for a large batch): filling it then faults a few huge pages
-// instead of a 4 KiB page at a time, and the library reads a trace through
-// fewer TLB entries. Advice only: where the kernel has none, nothing
-// changes.
-static void cdec_hugepages(void* p, size_t n) {
-#ifdef MADV_HUGEPAGE
-	const uintptr_t huge = (uintptr_t)2 << 20;
-	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
-	if (e > a) madvise((void*)a, e - a, MADV_HUGEPAGE);
+// cdec_prefault maps the pages of a large buffer malloc has just mapped
+// (a trace, or a ring chunk for a large batch) before it is filled, in one
+// call instead of one page fault per 4 KiB page: on a VM where a fault
+// costs microseconds (page-table isolation, no PCID) that is most of the
+// time a trace's read takes. Not transparent huge pages, which this used to
+// ask for: where the kernel compacts memory for them on demand (THP defrag
+// "madvise", the default), a fresh process waited 30-90 ms for them on a
+// machine whose memory the page cache filled (2 December 2026). Advice
+// only: a kernel without MADV_POPULATE_WRITE (before 5.14) faults the pages
+// as they are written, as before.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
 #endif
+static void cdec_prefault(void* p, size_t n) {
+	const uintptr_t page = 4096;
+	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + n) & ~(page - 1);
+	if (e > a) madvise((void*)a, e - a, MADV_POPULATE_WRITE);
 }
 
 // cdec_own hands p to the session; 0 when out of memory (p is not taken).
@@ -266,7 +271,7 @@ static uint8_t* cdec_reserve(cdec_session* s, uint64_t n) {
 		free(c->buf);
 		c->buf = malloc(cap);
 		c->cap = c->buf ? cap : 0;
-		if (c->buf != NULL && cap > CDEC_CHUNK) cdec_hugepages(c->buf, cap);
+		if (c->buf != NULL && cap > CDEC_CHUNK) cdec_prefault(c->buf, cap);
 		s->p.buf = c->buf;
 		s->p.cap = c->cap;
 		if (c->buf == NULL) {
