@@ -73,6 +73,12 @@ type isaCache struct {
 	gfxip       int
 	classify016 bool              // rules.classify016: no gfx12 v_mov_b64 or ds_bvh rule
 	m           map[wire.PC]*line // nil value: the provider does not know the PC
+	// last and lastPC are the line lookup returned last and its PC
+	// (lastOK: there is one): the stitch looks a wave's first PC up two
+	// or three times, and the waves of a kernel start at one PC.
+	last   *line
+	lastPC wire.PC
+	lastOK bool
 }
 
 func newISACache(p isa.Provider, gfxip int) *isaCache {
@@ -81,6 +87,16 @@ func newISACache(p isa.Provider, gfxip int) *isaCache {
 
 // lookup returns the line at pc, nil when the provider does not know it.
 func (c *isaCache) lookup(pc wire.PC) *line {
+	if c.lastOK && pc == c.lastPC {
+		return c.last
+	}
+	l := c.find(pc)
+	c.last, c.lastPC, c.lastOK = l, pc, true
+	return l
+}
+
+// find is lookup without its one-line cache.
+func (c *isaCache) find(pc wire.PC) *line {
 	if l, ok := c.m[pc]; ok {
 		return l
 	}

@@ -1,7 +1,8 @@
 package sqtt
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/attkit/attkit/internal/wire"
@@ -134,8 +135,9 @@ type walk struct {
 // newWalk starts a walk over w, its pc_infos sorted.
 func newWalk(c *isaCache, w *wave) walk {
 	pcs := w.pcInfos
-	if !sort.SliceIsSorted(pcs, func(a, b int) bool { return pcs[a].idx < pcs[b].idx }) {
-		sort.SliceStable(pcs, func(a, b int) bool { return pcs[a].idx < pcs[b].idx })
+	byIdx := func(a, b pcInfo) int { return cmp.Compare(a.idx, b.idx) }
+	if !slices.IsSortedFunc(pcs, byIdx) {
+		slices.SortStableFunc(pcs, byIdx)
 	}
 	return walk{c: c, ins: w.insts, pcs: pcs}
 }
