@@ -811,6 +811,20 @@ func (w *wave) push() *wire.Instruction {
 	return I
 }
 
+// pushInst appends an instruction of the given fields, its PC unknown:
+// push and the stores after it in one, for RDNA's usual INST, VALU_INST
+// and IMMED (the entry written in place, as in push, not appended as a
+// composite literal). Inlined there, it takes fewer instructions than
+// push followed by the stores through the pointer it returns.
+func (w *wave) pushInst(t int64, cat wire.InstCategory, stall uint32, d int32) {
+	n := len(w.insts)
+	if n == cap(w.insts) {
+		w.insts = slices.Grow(w.insts, 1)
+	}
+	w.insts = w.insts[:n+1]
+	w.insts[n] = wire.Instruction{Category: cat, Stall: stall, Duration: d, Time: t}
+}
+
 // immed adds the IMMED a gfx9 wave issued at t (ISSUE status 3).
 func (w *wave) immed(t int64) {
 	ti, c := immedSpan(w.insts, t)

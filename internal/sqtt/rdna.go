@@ -721,9 +721,7 @@ func (r *rdna) applyGroup(toks []rdnaTok) error {
 			// the state began is added: both without a branch on the
 			// token's data (their tests were mispredicted often).
 			stall := stallSince(w, now)
-			in := w.push()
-			in.Time, in.Category, in.Stall = now-stall, m.cat, uint32(stall)
-			in.Duration = int32(m.cycles<<(u>>6&r.w64Shift&1)) + int32(stall)
+			w.pushInst(now-stall, m.cat, uint32(stall), int32(m.cycles<<(u>>6&r.w64Shift&1))+int32(stall))
 			w.setState(wire.StateExec, now)
 			continue
 		}
@@ -1107,9 +1105,7 @@ func (r *rdna) valu(v uint64, now int64) {
 	}
 	// A wave64 instruction takes two passes under 0.1.6.
 	stall := stallSince(w, now)
-	in := w.push()
-	in.Time, in.Category, in.Stall = now-stall, wire.CatVALU, uint32(stall)
-	in.Duration = int32(1<<(v>>6&r.w64Shift&1)) + int32(stall)
+	w.pushInst(now-stall, wire.CatVALU, uint32(stall), int32(1<<(v>>6&r.w64Shift&1))+int32(stall))
 	w.setState(wire.StateExec, now)
 }
 
@@ -1249,8 +1245,7 @@ func (r *rdna) immediate(w *rwave, t int64) {
 		ti = min(t, end(&w.insts[n-1]))
 	}
 	stall := t - ti
-	w.insts = append(w.insts, wire.Instruction{Time: ti, Category: wire.CatImmed,
-		Duration: int32(stall + 1), Stall: uint32(stall)})
+	w.pushInst(ti, wire.CatImmed, uint32(stall), int32(stall+1))
 	w.setState(wire.StateWait, ti)
 	w.setState(wire.StateExec, t+1)
 }
