@@ -1202,17 +1202,18 @@ func (w *rwave) setState(s wire.WaveStateType, t int64) {
 // lastSeg^(s+1)-1 is negative exactly when they match (the states are
 // small non-negative numbers), so its sign bit is the 1 to subtract from
 // the index. It appends a segment of state s either way, then ends the
-// timeline after the segment chosen (reslicing w.timeline itself stores
-// only its length). Until the stitch, setState is the only writer of an
-// RDNA wave's timeline, so lastSeg stays true. It is small enough that
-// setState stays inlined (cost 78 of 80; a call there costs more than the
-// branch saves).
+// timeline after the segment chosen, on a copy of the slice stored back
+// once (w.timeline resliced in place stored only its length, but the
+// compiler loaded the length, capacity and address again after each
+// store). Until the stitch, setState is the only writer of an RDNA wave's
+// timeline, so lastSeg stays true. It is small enough that setState stays
+// inlined (cost 77 of 80; a call there costs more than the branch saves).
 func (w *wave) mergeTimeline(s wire.WaveStateType, d int64) {
 	m := len(w.timeline) - int(uint32(w.lastSeg^(s+1)-1)>>31)
 	w.lastSeg = s + 1
-	w.timeline = append(w.timeline, wire.WaveState{Type: s})
-	w.timeline[m].Duration += int32(d)
-	w.timeline = w.timeline[:m+1]
+	tl := append(w.timeline, wire.WaveState{Type: s})
+	tl[m].Duration += int32(d)
+	w.timeline = tl[:m+1]
 }
 
 // bx is the gfx10/gfx11 barrier extension check: an armed barrier IMMED
