@@ -78,8 +78,18 @@ func (t *addrTable) remove(id uint64) {
 }
 
 func (t *addrTable) find(addr uint64) (codeRange, bool) {
-	i := sort.Search(len(t.r), func(i int) bool { return t.r[i].base > addr }) - 1
-	if i >= 0 && addr-t.r[i].base < t.r[i].size {
+	// The last range whose base is addr or below (a binary search, as
+	// sort.Search's with the test written in).
+	lo, hi := 0, len(t.r)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.r[m].base > addr {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	if i := lo - 1; i >= 0 && addr-t.r[i].base < t.r[i].size {
 		return t.r[i], true
 	}
 	return codeRange{}, false
