@@ -61,15 +61,14 @@ type wave struct {
 }
 
 // reset prepares w (possibly recycled) for a new wave, keeping capacity.
+// It zeroes w in place and puts the slices back (a composite literal of
+// them was built on the stack, then copied into w).
 func (w *wave) reset() {
-	*w = wave{
-		insts:       w.insts[:0],
-		timeline:    w.timeline[:0],
-		issued:      w.issued[:0],
-		stallStarts: w.stallStarts[:0],
-		pcInfos:     w.pcInfos[:0],
-		gaps:        w.gaps[:0],
-	}
+	insts, timeline, issued, stallStarts, pcInfos, gaps := w.insts[:0], w.timeline[:0], w.issued[:0],
+		w.stallStarts[:0], w.pcInfos[:0], w.gaps[:0]
+	*w = wave{}
+	w.insts, w.timeline, w.issued, w.stallStarts, w.pcInfos, w.gaps = insts, timeline, issued,
+		stallStarts, pcInfos, gaps
 }
 
 func end(in *wire.Instruction) int64 { return in.Time + int64(in.Duration) }
