@@ -96,6 +96,7 @@ type rdna struct {
 
 	regs       regState
 	slots      [rdnaSlots][]*rwave
+	tops       [rdnaSlots]*rwave // each slot's top wave, nil when it is empty (setTop)
 	free       []*rwave
 	running    [256]*occTable
 	saved      map[int]wire.PC
@@ -725,11 +726,10 @@ func (r *rdna) applyGroup(toks []rdnaTok) error {
 			u := v >> (r.instAt & isInst)
 			code := u>>12&(r.codeMask&-isInst) | (isInst^1)<<8
 			m := &r.scaled[code]
-			s := r.slots[u>>7&31]
-			if !m.fast || len(s) == 0 {
+			w := r.tops[u>>7&31]
+			if !m.fast || w == nil {
 				goto other
 			}
-			w := s[len(s)-1]
 			if w.barrierExt || w.trap != trapRestored {
 				goto other
 			}
@@ -1111,11 +1111,10 @@ func (r *rdna) apply(t *rdnaTok, lost bool) error {
 
 // valu applies a VALU_INST token, v its window, at time now.
 func (r *rdna) valu(v uint64, now int64) {
-	s := r.slots[v>>7&31]
-	if len(s) == 0 {
+	w := r.tops[v>>7&31]
+	if w == nil {
 		return
 	}
-	w := s[len(s)-1]
 	w.bx(now)
 	if w.trap != trapRestored {
 		return
@@ -1129,11 +1128,10 @@ func (r *rdna) valu(v uint64, now int64) {
 // ready applies a WAVE_READY token, v its window, at time t.
 func (r *rdna) ready(v uint64, t int64) {
 	for m := v >> 8 & 0xFFFF; m != 0; m &= m - 1 {
-		s := r.slots[bits.TrailingZeros64(m)&31]
-		if len(s) == 0 {
+		w := r.tops[bits.TrailingZeros64(m)&31]
+		if w == nil {
 			continue
 		}
-		w := s[len(s)-1]
 		w.bx(t - 1)
 		if t > -1 { // last_xnack < t, last_xnack being -1 (see rwave)
 			w.setState(wire.StateStall, t)
@@ -1185,11 +1183,18 @@ func (r *rdna) header(v uint64) {
 
 // top returns the top wave of a target slot, nil when the slot is empty.
 func (r *rdna) top(slot uint64) *rwave {
+	return r.tops[slot&31]
+}
+
+// setTop sets r.tops[slot] after a change to r.slots[slot]: the tokens
+// read a slot's top wave from r.tops in one load, where the slot's stack
+// takes a load of its length, a test and a load of its array.
+func (r *rdna) setTop(slot uint8) {
 	s := r.slots[slot&31]
-	if len(s) == 0 {
-		return nil
+	r.tops[slot&31] = nil
+	if len(s) > 0 {
+		r.tops[slot&31] = s[len(s)-1]
 	}
-	return s[len(s)-1]
 }
 
 // stallSince is the stall an instruction of w at time now takes: the
@@ -1307,11 +1312,10 @@ func (r *rdna) applyInst(t *rdnaTok) error {
 	if m.other {
 		return r.otherInst(t.t, m)
 	}
-	s := r.slots[slot&31]
-	if len(s) == 0 {
+	w, now := r.tops[slot&31], t.t
+	if w == nil {
 		return nil
 	}
-	w, now := s[len(s)-1], t.t
 	w.bx(now)
 	if !m.usual || w.trap != trapRestored {
 		if r.instSpecial(w, now, code, m) {
@@ -1471,6 +1475,7 @@ func (r *rdna) newWave(t int64, slot uint8, pc wire.PC, me, pipe, wg uint8) *rwa
 		w.pcInfos = append(w.pcInfos, pcInfo{0, pc})
 	}
 	r.slots[slot] = append(r.slots[slot], w)
+	r.setTop(slot)
 	return w
 }
 
@@ -1586,6 +1591,7 @@ func (r *rdna) waveStart(t rdnaTok, lost bool) error {
 		for n := len(*s); n > 0 && (*s)[n-1].ended; n = len(*s) {
 			w := (*s)[n-1]
 			*s = (*s)[:n-1]
+			r.setTop(slot)
 			if err := r.emitWave(w); err != nil {
 				return err
 			}
@@ -1646,6 +1652,7 @@ func (r *rdna) waveEnd(t rdnaTok) error {
 				// traces gfx1100_gemm_0 and gfx1200_gemm_0, where waves
 				// come in the order they end).
 				r.slots[slot] = r.slots[slot][:len(r.slots[slot])-1]
+				r.setTop(slot)
 				if err := r.emitWave(w); err != nil {
 					return err
 				}
@@ -1828,7 +1835,7 @@ func (r *rdna) endOfBuffer() error {
 				return err
 			}
 		}
-		r.slots[s] = nil
+		r.slots[s], r.tops[s] = nil, nil
 	}
 	return r.ps.lostAndFreq(r.packetLost, r.regs.rtFreq)
 }
