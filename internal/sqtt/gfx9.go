@@ -279,22 +279,32 @@ func (g *gfx9) buffered() error {
 				if w == nil || w.trap != trapRestored {
 					continue
 				}
-				prev := w.curState
+				// STALL and INST each bring the timeline to the clock
+				// in the state before them, each with its own test of
+				// whether time passed, which predicts better than one
+				// test shared by all statuses. An IMMED has nothing to
+				// add: it leaves the wave in EXEC until 4 cycles on
+				// (waitFrom).
 				switch st >> b & 3 {
 				case 3: // IMMED
 					w.immed(clock)
 				case 1: // STALL
+					prev := w.curState
 					w.curState = wire.StateStall
 					w.stallStarts = append(w.stallStarts, clock)
+					if d := clock - w.stateStart; d > 0 {
+						w.addTimeline(prev, d)
+						w.stateStart = clock
+					}
 				case 2: // INST
+					prev := w.curState
 					w.curState = wire.StateExec
 					w.issued = append(w.issued, len(w.insts))
-					I := w.push()
-					I.Time, I.Category = clock, wire.CatUnresolved
-				}
-				if d := clock - w.stateStart; d > 0 {
-					w.addTimeline(prev, d)
-					w.stateStart = clock
+					w.pushInst(clock, wire.CatUnresolved, 0, 0)
+					if d := clock - w.stateStart; d > 0 {
+						w.addTimeline(prev, d)
+						w.stateStart = clock
+					}
 				}
 			}
 		case tInst:
@@ -796,26 +806,13 @@ func trim(prev *wire.Instruction, t int64) {
 	}
 }
 
-// push appends a zero instruction to the wave and returns it. Setting the
-// fields of the new entry in place, rather than appending a composite
-// literal, spares the hot paths a copy through the stack (which the CPU
-// cannot forward from the narrower stores that built it).
-func (w *wave) push() *wire.Instruction {
-	n := len(w.insts)
-	if n == cap(w.insts) {
-		w.insts = slices.Grow(w.insts, 1)
-	}
-	w.insts = w.insts[:n+1]
-	I := &w.insts[n]
-	*I = wire.Instruction{}
-	return I
-}
-
-// pushInst appends an instruction of the given fields, its PC unknown:
-// push and the stores after it in one, for RDNA's usual INST, VALU_INST
-// and IMMED (the entry written in place, as in push, not appended as a
-// composite literal). Inlined there, it takes fewer instructions than
-// push followed by the stores through the pointer it returns.
+// pushInst appends an instruction of the given fields, its PC unknown, for
+// the usual entries of both families (gfx9's ISSUE INST and IMMED, RDNA's
+// INST, VALU_INST and IMMED). It writes the entry in place rather than
+// appending a composite literal, which would copy it through the stack
+// (the CPU cannot forward a load from the narrower stores that built it);
+// inlined, it takes fewer instructions than pushing a zero entry and
+// storing its fields through a pointer.
 func (w *wave) pushInst(t int64, cat wire.InstCategory, stall uint32, d int32) {
 	n := len(w.insts)
 	if n == cap(w.insts) {
@@ -833,8 +830,7 @@ func (w *wave) immed(t int64) {
 		// (A.4 item 8.3).
 		ti, c = w.msgTime, 4+t-w.msgTime
 	}
-	I := w.push()
-	I.Time, I.Category, I.Duration, I.Stall = ti, wire.CatImmed, int32(c), uint32(c)
+	w.pushInst(ti, wire.CatImmed, uint32(c), int32(c))
 	w.waitFrom(ti, c)
 }
 
@@ -854,22 +850,26 @@ func (g *gfx9) issue(v uint64, t int64) {
 		if w == nil || w.trap != trapRestored {
 			continue
 		}
-		prev := w.curState
 		switch status {
-		case 3: // IMMED
+		case 3: // IMMED: in EXEC until t+4 (waitFrom), nothing to add
 			w.immed(t)
 		case 1: // STALL
+			prev := w.curState
 			w.curState = wire.StateStall
 			w.stallStarts = append(w.stallStarts, t)
+			if d := t - w.stateStart; d > 0 {
+				w.addTimeline(prev, d)
+				w.stateStart = t
+			}
 		case 2: // INST
+			prev := w.curState
 			w.curState = wire.StateExec
 			w.issued = append(w.issued, len(w.insts))
-			I := w.push()
-			I.Time, I.Category = t, wire.CatUnresolved
-		}
-		if d := t - w.stateStart; d > 0 {
-			w.addTimeline(prev, d)
-			w.stateStart = t
+			w.pushInst(t, wire.CatUnresolved, 0, 0)
+			if d := t - w.stateStart; d > 0 {
+				w.addTimeline(prev, d)
+				w.stateStart = t
+			}
 		}
 	}
 }
