@@ -363,6 +363,33 @@ func mfmaScale(w *wave, i int) {
 	}
 }
 
+// maskStalls keeps the 24 bits of each entry's Stall that the C struct
+// holds. Four entries a turn, the loop's own work shared by four; the last
+// one to three entries are masked as part of the last four, again for
+// some (masking twice is masking once), so that no loop of 0 to 3 turns
+// follows (its exit was mispredicted often).
+func maskStalls(ins []wire.Instruction) {
+	n := len(ins)
+	if n < 4 {
+		for i := range ins {
+			ins[i].Stall &= 0xFFFFFF
+		}
+		return
+	}
+	for rest := ins; len(rest) >= 4; rest = rest[4:] {
+		q := (*[4]wire.Instruction)(rest)
+		q[0].Stall &= 0xFFFFFF
+		q[1].Stall &= 0xFFFFFF
+		q[2].Stall &= 0xFFFFFF
+		q[3].Stall &= 0xFFFFFF
+	}
+	q := (*[4]wire.Instruction)(ins[n-4:])
+	q[0].Stall &= 0xFFFFFF
+	q[1].Stall &= 0xFFFFFF
+	q[2].Stall &= 0xFFFFFF
+	q[3].Stall &= 0xFFFFFF
+}
+
 // finishWave raises the infos w calls for, w stitched with consumed of
 // its instructions consumed, and emits its WAVE record (3.5 "after the
 // loop", 4.3).
@@ -396,9 +423,7 @@ func (ps *parseState) finishWave(w *wave, consumed int) error {
 		}
 	}
 	ins := w.insts
-	for i := range ins {
-		ins[i].Stall &= 0xFFFFFF
-	}
+	maskStalls(ins)
 	if ps.rules.placeholderNone {
 		for i := range ins {
 			if uint8(ins[i].Category) == catUnfinished {
