@@ -262,108 +262,114 @@ func (g *gfx9) buffered() error {
 	if err := g.ctx.Err(); err != nil {
 		return err
 	}
-	buf, pos, clock := g.buf, g.pos, g.clock
-	for pos <= len(buf)-8 {
-		v := binary.LittleEndian.Uint64(buf[pos:])
-		switch v & 0xF {
-		case tIssue:
-			// g.issue, inlined by hand (a call costs the hot loop a
-			// fifth of its instructions): keep the two the same.
-			clock += int64(v>>4&1) * 4
-			pos += 4
-			st := v >> 8 & 0xFFFFF
-			simd := v >> 1 & 0x30
-			for busy := (st | st>>1) & 0x55555; busy != 0; busy &= busy - 1 {
-				b := bits.TrailingZeros64(busy)
-				w := g.waves[(simd|uint64(b>>1))&0x3F]
-				if w == nil || w.trap != trapRestored {
-					continue
-				}
-				// STALL and INST each bring the timeline to the clock
-				// in the state before them, each with its own test of
-				// whether time passed, which predicts better than one
-				// test shared by all statuses. An IMMED has nothing to
-				// add: it leaves the wave in EXEC until 4 cycles on
-				// (waitFrom).
-				switch st >> b & 3 {
-				case 3: // IMMED
-					w.immed(clock)
-				case 1: // STALL
-					prev := w.curState
-					w.curState = wire.StateStall
-					w.stallStarts = append(w.stallStarts, clock)
-					if d := clock - w.stateStart; d > 0 {
-						w.addTimeline(prev, d)
-						w.stateStart = clock
+	// The outer loop takes the buffer, position and clock from g again
+	// after deliver, so that the inner one never changes buf: held from
+	// outside it, buf is not spilled to the stack at every token.
+tokens:
+	for {
+		buf, pos, clock := g.buf, g.pos, g.clock
+		for pos <= len(buf)-8 {
+			v := binary.LittleEndian.Uint64(buf[pos:])
+			switch v & 0xF {
+			case tIssue:
+				// g.issue, inlined by hand (a call costs the hot loop a
+				// fifth of its instructions): keep the two the same.
+				clock += int64(v>>4&1) * 4
+				pos += 4
+				st := v >> 8 & 0xFFFFF
+				simd := v >> 1 & 0x30
+				for busy := (st | st>>1) & 0x55555; busy != 0; busy &= busy - 1 {
+					b := bits.TrailingZeros64(busy)
+					w := g.waves[(simd|uint64(b>>1))&0x3F]
+					if w == nil || w.trap != trapRestored {
+						continue
 					}
-				case 2: // INST
-					prev := w.curState
-					w.curState = wire.StateExec
-					w.issued = append(w.issued, len(w.insts))
-					w.pushInst(clock, wire.CatUnresolved, 0, 0)
-					if d := clock - w.stateStart; d > 0 {
-						w.addTimeline(prev, d)
-						w.stateStart = clock
+					// STALL and INST each bring the timeline to the clock
+					// in the state before them, each with its own test of
+					// whether time passed, which predicts better than one
+					// test shared by all statuses. An IMMED has nothing to
+					// add: it leaves the wave in EXEC until 4 cycles on
+					// (waitFrom).
+					switch st >> b & 3 {
+					case 3: // IMMED
+						w.immed(clock)
+					case 1: // STALL
+						prev := w.curState
+						w.curState = wire.StateStall
+						w.stallStarts = append(w.stallStarts, clock)
+						if d := clock - w.stateStart; d > 0 {
+							w.addTimeline(prev, d)
+							w.stateStart = clock
+						}
+					case 2: // INST
+						prev := w.curState
+						w.curState = wire.StateExec
+						w.issued = append(w.issued, len(w.insts))
+						w.pushInst(clock, wire.CatUnresolved, 0, 0)
+						if d := clock - w.stateStart; d > 0 {
+							w.addTimeline(prev, d)
+							w.stateStart = clock
+						}
 					}
 				}
-			}
-		case tInst:
-			clock += int64(v>>4&1) * 4
-			if v>>5&0xF >= gfx9Slots {
-				return slotError(token{v: v & 0xFFFF, off: g.off + int64(pos), typ: tInst})
-			}
-			// g.inst, inlined by hand for the usual case: a traced wave
-			// resolves an issued entry as a type that keeps it and
-			// needs nothing else (plain). Keep the two the same.
-			k := v >> 11 & 0x1F
-			w := g.waves[v>>5&0x3F]
-			if cls := gfx9InstClass[k]; cls.plain && w != nil && w.trap == trapRestored &&
-				w.issuedHead < len(w.issued) && w.issued[w.issuedHead] < len(w.insts) {
-				j := w.issued[w.issuedHead]
-				if w.issuedHead++; w.issuedHead == len(w.issued) {
-					w.issued, w.issuedHead = w.issued[:0], 0
+			case tInst:
+				clock += int64(v>>4&1) * 4
+				if v>>5&0xF >= gfx9Slots {
+					return slotError(token{v: v & 0xFFFF, off: g.off + int64(pos), typ: tInst})
 				}
-				ins := w.insts
-				n := len(ins)
-				I := &ins[j]
-				if n >= 2 && I.Time < end(&ins[n-2]) {
-					g.phase++
+				// g.inst, inlined by hand for the usual case: a traced wave
+				// resolves an issued entry as a type that keeps it and
+				// needs nothing else (plain). Keep the two the same.
+				k := v >> 11 & 0x1F
+				w := g.waves[v>>5&0x3F]
+				if cls := gfx9InstClass[k]; cls.plain && w != nil && w.trap == trapRestored &&
+					w.issuedHead < len(w.issued) && w.issued[w.issuedHead] < len(w.insts) {
+					j := w.issued[w.issuedHead]
+					if w.issuedHead++; w.issuedHead == len(w.issued) {
+						w.issued, w.issuedHead = w.issued[:0], 0
+					}
+					ins := w.insts
+					n := len(ins)
+					I := &ins[j]
+					if n >= 2 && I.Time < end(&ins[n-2]) {
+						g.phase++
+					}
+					var p int64
+					if j > 0 {
+						prev := &ins[j-1]
+						trim(prev, I.Time)
+						p = end(prev)
+					}
+					phase := (g.phase+int64(v>>9&3))&3 + int64(cls.phase)
+					w.lastOfType[k] = j + 1
+					I.Category = cls.cat
+					I.Duration = int32(4 + max(clock-I.Time-phase&^3, 0))
+					if s, ok := w.takeStall(I.Time, p); ok {
+						I.Stall = uint32(max(I.Time-s, 0))
+						I.Duration = int32(max(I.Time+int64(I.Duration)-s, 4))
+						I.Time = s
+					}
+				} else if err := g.inst(v&0xFFFF, g.off+int64(pos), clock); err != nil {
+					return err
 				}
-				var p int64
-				if j > 0 {
-					prev := &ins[j-1]
-					trim(prev, I.Time)
-					p = end(prev)
+				pos += 2
+			default:
+				typ := uint8(v & 0xF)
+				t := token{v: v & gfx9TokenMask[typ], off: g.off + int64(pos), typ: typ}
+				g.pos, g.clock = pos+gfx9TokenLen[typ], clock
+				if err := g.deliver(t); err != nil {
+					return err
 				}
-				phase := (g.phase+int64(v>>9&3))&3 + int64(cls.phase)
-				w.lastOfType[k] = j + 1
-				I.Category = cls.cat
-				I.Duration = int32(4 + max(clock-I.Time-phase&^3, 0))
-				if s, ok := w.takeStall(I.Time, p); ok {
-					I.Stall = uint32(max(I.Time-s, 0))
-					I.Duration = int32(max(I.Time+int64(I.Duration)-s, 4))
-					I.Time = s
+				// deliver may have read on (2.2.3).
+				if g.qh < len(g.queue) {
+					return nil
 				}
-			} else if err := g.inst(v&0xFFFF, g.off+int64(pos), clock); err != nil {
-				return err
+				continue tokens
 			}
-			pos += 2
-		default:
-			typ := uint8(v & 0xF)
-			t := token{v: v & gfx9TokenMask[typ], off: g.off + int64(pos), typ: typ}
-			g.pos, g.clock = pos+gfx9TokenLen[typ], clock
-			if err := g.deliver(t); err != nil {
-				return err
-			}
-			// deliver may have read on (2.2.3).
-			if g.qh < len(g.queue) {
-				return nil
-			}
-			buf, pos, clock = g.buf, g.pos, g.clock
 		}
+		g.pos, g.clock = pos, clock
+		return nil
 	}
-	g.pos, g.clock = pos, clock
-	return nil
 }
 
 // refill makes at least 8 unread bytes available, or all that remain.
