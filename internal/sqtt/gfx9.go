@@ -760,19 +760,6 @@ func (w *wave) programEnd016() {
 	w.curState, w.stateStart = wire.StateExec, end(&I)
 }
 
-// immedSpan is where an IMMED issued at t lies (2.2.6, ISSUE status 3):
-// from the end of the instruction before it, when that ends earlier (it is
-// trimmed to t first), to 4 cycles past t.
-func immedSpan(before []wire.Instruction, t int64) (ti, c int64) {
-	ti = t
-	if n := len(before); n > 0 && uint8(before[n-1].Category) != catUnfinished {
-		last := &before[n-1]
-		trim(last, t)
-		ti = min(end(last), t)
-	}
-	return ti, 4 + max(0, t-ti)
-}
-
 // waitFrom brings the timeline to ti in the current state, then waits c
 // cycles; the wave is in EXEC after them.
 func (w *wave) waitFrom(ti, c int64) {
@@ -828,9 +815,19 @@ func (w *wave) pushInst(t int64, cat wire.InstCategory, stall uint32, d int32) {
 	w.insts[n] = wire.Instruction{Category: cat, Stall: stall, Duration: d, Time: t}
 }
 
-// immed adds the IMMED a gfx9 wave issued at t (ISSUE status 3).
+// immed adds the IMMED a gfx9 wave issued at t (ISSUE status 3). It lies
+// (2.2.6) from the end of the instruction before it, when that ends
+// earlier (it is trimmed to t first), to 4 cycles past t. The span is
+// worked out here, not in a function of its own: that one was too large
+// to inline, a call at each IMMED.
 func (w *wave) immed(t int64) {
-	ti, c := immedSpan(w.insts, t)
+	ti := t
+	if n := len(w.insts); n > 0 && uint8(w.insts[n-1].Category) != catUnfinished {
+		last := &w.insts[n-1]
+		trim(last, t)
+		ti = min(end(last), t)
+	}
+	c := 4 + max(0, t-ti)
 	if w.msg016 && ti < w.msgTime {
 		// 0.1.6: not before the last OTHER_MSG it deleted
 		// (A.4 item 8.3).
